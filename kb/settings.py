@@ -1,0 +1,180 @@
+"""Settings from environment variables only (healthchecks style).
+
+Embedded defaults: SQLite, Redis on 127.0.0.1:6379, local Spark. PostgreSQL
+(DATABASE_URL), an external Redis (REDIS_URL) and a Spark cluster
+(SPARK_MASTER) are opt-in.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def envbool(name: str, default: str) -> bool:
+    value = os.environ.get(name, default).strip().lower()
+    if value not in ("true", "false", "1", "0", "yes", "no"):
+        raise ImproperlyConfigured(f"{name} must be true or false, not {value!r}")
+    return value in ("true", "1", "yes")
+
+
+def envint(name: str, default: str) -> int:
+    value = os.environ.get(name, default)
+    try:
+        return int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, not {value!r}") from None
+
+
+def envstr(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+DEBUG = envbool("DEBUG", "false")
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG and envbool("KB_REQUIRE_SECRET_KEY", "false"):
+        raise ImproperlyConfigured("SECRET_KEY must be set in production")
+    # Development default: stable per checkout, never used in production
+    # (KB_REQUIRE_SECRET_KEY=true makes a missing key an error).
+    SECRET_KEY = "dev-insecure-" + str(BASE_DIR)
+ALLOWED_HOSTS = [h for h in envstr("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
+CSRF_TRUSTED_ORIGINS = [o for o in envstr("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+SITE_URL = envstr("SITE_URL", "http://127.0.0.1:8000")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "kb",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "kb.urls"
+WSGI_APPLICATION = "kb.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+VAR_DIR = Path(envstr("KB_VAR_DIR", str(BASE_DIR / "var")))
+DATABASES = {
+    "default": dj_database_url.parse(
+        envstr("DATABASE_URL", f"sqlite:///{VAR_DIR / 'kb.sqlite3'}"), conn_max_age=60
+    )
+}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # Web and worker write to the same file: wait for the lock instead of failing.
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+
+# Security headers; the cookie/HSTS ones are switched on by KB_SECURE (HTTPS deployments).
+SECURE = envbool("KB_SECURE", "false")
+SESSION_COOKIE_SECURE = SECURE
+CSRF_COOKIE_SECURE = SECURE
+SECURE_SSL_REDIRECT = SECURE
+SECURE_HSTS_SECONDS = 31536000 if SECURE else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE
+SECURE_HSTS_PRELOAD = SECURE
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SESSION_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
+
+# Runbooks, bundles, limits.
+RUNBOOKS_DIR = Path(envstr("RUNBOOKS_DIR", str(BASE_DIR / "runbooks")))
+BUNDLES_DIR = Path(envstr("BUNDLES_DIR", str(VAR_DIR / "bundles")))
+UPLOAD_MAX_BYTES = envint("KB_UPLOAD_MAX_BYTES", str(2 * 1024**3))
+UPLOAD_MAX_FILES = envint("KB_UPLOAD_MAX_FILES", "20")
+BUNDLE_MAX_UNPACKED_BYTES = envint("KB_BUNDLE_MAX_UNPACKED_BYTES", str(20 * 1024**3))
+BUNDLE_MAX_FILES = envint("KB_BUNDLE_MAX_FILES", "20000")
+BUNDLE_MAX_RATIO = envint("KB_BUNDLE_MAX_RATIO", "200")
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+DATA_UPLOAD_MAX_NUMBER_FILES = UPLOAD_MAX_FILES
+
+# Celery: the Analysis row is the source of truth; the broker only carries ids.
+REDIS_URL = envstr("REDIS_URL", "redis://127.0.0.1:6379/0")
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = envint("KB_TASK_SOFT_TIME_LIMIT", "1500")
+CELERY_TASK_TIME_LIMIT = envint("KB_TASK_TIME_LIMIT", "1800")
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    # Longer than the hard time limit, so a running task is never redelivered early.
+    "visibility_timeout": CELERY_TASK_TIME_LIMIT + 300,
+}
+# .delay() must not block a web request for ~20 s when Redis is down: the
+# reconciler re-enqueues queued analyses, so failing fast loses nothing.
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_PUBLISH_RETRY = False
+CELERY_WORKER_SEND_TASK_EVENTS = False
+
+SPARK_MASTER = envstr("SPARK_MASTER", "local[*]")
+KB_ENGINE = envstr("KB_ENGINE", "spark")  # engine the worker uses: spark | local
+
+EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = envstr("EMAIL_HOST", "")
+DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "kb@localhost")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
+}
