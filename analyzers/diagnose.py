@@ -1,0 +1,222 @@
+"""Differential diagnosis: occurrences of symptoms -> ranked root causes.
+
+Every rule is data from the runbooks (roles, weights, `where` conditions,
+relations, affected versions); this module only evaluates it. The reasoning
+behind each confidence is returned with the finding (`explanation`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+from analyzers.conditions import all_hold
+from analyzers.model import Hit
+from analyzers.runbooks import parse_duration_ms
+from analyzers.versions import at_least, in_range
+
+MAX_EVIDENCE_PER_SYMPTOM = 10
+VERSION_IN_RANGE_BONUS = 0.05
+VERSION_FIXED_PENALTY = 0.15
+
+
+def _ts(hit: Hit) -> datetime | None:
+    if not hit.timestamp:
+        return None
+    try:
+        return datetime.fromisoformat(hit.timestamp)
+    except ValueError:
+        return None
+
+
+def evidence_item(hit: Hit) -> dict[str, Any]:
+    return {
+        "path": hit.path, "line": hit.line, "host": hit.host, "timestamp": hit.timestamp,
+        "symptom": hit.symptom, "text": hit.text,
+    }
+
+
+def _sort_key(hit: Hit) -> tuple:
+    return (hit.timestamp or "9999", hit.path, hit.line)
+
+
+def symptom_users(runbooks: list[dict[str, Any]]) -> dict[str, list[str]]:
+    users: dict[str, list[str]] = defaultdict(list)
+    for rb in runbooks:
+        for s in rb["symptoms"]:
+            if s["role"] != "excluding":
+                users[s["id"]].append(rb["slug"])
+    return users
+
+
+def _relation_holds(rel: dict[str, Any], present: dict[str, list[Hit]]) -> Hit | None:
+    """The first 'then' occurrence that satisfies the relation with some 'first' occurrence."""
+    firsts, thens = present.get(rel["first"], []), present.get(rel["then"], [])
+    if not firsts or not thens:
+        return None
+    within = parse_duration_ms(rel["within"]) / 1000.0 if "within" in rel else None
+    order, hosts = rel.get("order", "after"), rel.get("hosts", "any")
+    for b in thens:
+        tb = _ts(b)
+        for a in firsts:
+            if hosts == "same" and (a.host is None or a.host != b.host):
+                continue
+            if hosts == "other" and (a.host is None or b.host is None or a.host == b.host):
+                continue
+            if within is not None or order == "after":
+                ta = _ts(a)
+                if ta is None or tb is None:
+                    continue
+                delta = (tb - ta).total_seconds()
+                if order == "after" and delta < 0:
+                    continue
+                if within is not None and abs(delta) > within:
+                    continue
+            return b
+    return None
+
+
+def _version_adjustment(rb: dict[str, Any], versions: dict[str, list[str]]) -> tuple[float, list[str]]:
+    delta, notes = 0.0, []
+    for av in rb.get("affected_versions") or []:
+        for v in versions.get(av["component"], []):
+            try:
+                if in_range(v, av["range"]):
+                    delta += VERSION_IN_RANGE_BONUS
+                    notes.append(f"+{VERSION_IN_RANGE_BONUS:.2f} {av['component']} {v} is in the affected range {av['range']}")
+                    break
+            except ValueError:
+                continue
+    comp_of_ticket = {av["component"] for av in rb.get("affected_versions") or []}
+    for t in rb.get("tickets") or []:
+        fixed = t.get("fixed_in") or []
+        if t.get("status") != "fixed" or not fixed:
+            continue
+        for comp in comp_of_ticket:
+            for v in versions.get(comp, []):
+                try:
+                    if all(at_least(v, f) for f in fixed):
+                        delta -= VERSION_FIXED_PENALTY
+                        notes.append(f"-{VERSION_FIXED_PENALTY:.2f} {comp} {v} already has the fix of {t['id']}")
+                        break
+                except ValueError:
+                    continue
+    return delta, notes
+
+
+def diagnose(occurrences: dict[str, list[Hit]], runbooks: list[dict[str, Any]],
+             versions: dict[str, list[str]], config: dict[str, str]) -> list[dict[str, Any]]:
+    users = symptom_users(runbooks)
+    findings = []
+    for rb in runbooks:
+        f = _diagnose_one(rb, occurrences, users, versions, config)
+        if f is not None:
+            findings.append(f)
+    findings.sort(key=lambda f: (-f["confidence"], -len(f["evidence"]), f["runbook"]))
+    return findings
+
+
+def _diagnose_one(rb, occurrences, users, versions, config) -> dict[str, Any] | None:
+    present: dict[str, list[Hit]] = {}
+    for s in rb["symptoms"]:
+        hits = [h for h in occurrences.get(s["id"], []) if all_hold(s.get("where"), h.captures)]
+        if hits:
+            present[s["id"]] = sorted(hits, key=_sort_key)
+    required = [s for s in rb["symptoms"] if s["role"] == "required"]
+    if not all(s["id"] in present for s in required):
+        return None
+    specific = any(users.get(s["id"]) == [rb["slug"]] for s in required) or len(required) >= 2
+    if not specific:
+        return None
+    score, why = 0.0, []
+    for s in rb["symptoms"]:
+        if s["id"] not in present:
+            continue
+        w = float(s.get("weight", 0.0))
+        n = len(present[s["id"]])
+        if s["role"] == "excluding":
+            if s.get("veto", True):
+                return None
+            score -= w
+            why.append(f"-{w:.2f} {s['id']} ({n}x): points at another cause")
+        else:
+            score += w
+            why.append(f"+{w:.2f} {s['id']} ({n}x, {s['role']})")
+    for rel in rb.get("relations") or []:
+        hit = _relation_holds(rel, present)
+        if hit is None:
+            if rel.get("role") == "required":
+                return None
+            continue
+        w = float(rel.get("weight", 0.0))
+        score += w
+        detail = rel.get("why") or f"{rel['then']} follows {rel['first']}"
+        why.append(f"+{w:.2f} {rel['first']} -> {rel['then']}: {detail}")
+    delta, notes = _version_adjustment(rb, versions)
+    score += delta
+    why.extend(notes)
+    confidence = round(min(0.99, max(0.05, score)), 2)
+    evidence = []
+    for sid, hits in present.items():
+        if any(s["id"] == sid and s["role"] == "excluding" for s in rb["symptoms"]):
+            continue
+        evidence.extend(hits[:MAX_EVIDENCE_PER_SYMPTOM])
+    evidence.sort(key=_sort_key)
+    return {
+        "runbook": rb["slug"],
+        "title": rb["title"],
+        "confidence": confidence,
+        "severity": rb.get("severity"),
+        "explanation": why,
+        "evidence": [evidence_item(h) for h in evidence],
+        "chain": _chain(rb, present),
+        "knobs": [_knob(k, config) for k in rb.get("knobs") or []],
+        "fixes": [_fix_text(f) for f in rb.get("fixes") or []],
+        "fix_steps": rb.get("fixes") or [],
+        "tickets": [{k: t.get(k) for k in ("id", "title", "status", "fixed_in", "url")} for t in rb.get("tickets") or []],
+    }
+
+
+def _chain(rb: dict[str, Any], present: dict[str, list[Hit]]) -> list[dict[str, Any]]:
+    out = []
+    for sid in rb.get("chain") or []:
+        if sid in present:
+            item = evidence_item(present[sid][0])
+            item["count"] = len(present[sid])
+            out.append(item)
+    return out
+
+
+def _knob(k: dict[str, Any], config: dict[str, str]) -> dict[str, Any]:
+    return {
+        "key": k["key"], "component": k.get("component"), "file": k.get("file"),
+        "default": k["default"], "defaults": k.get("defaults") or [],
+        "recommended": k["recommended"], "why": k["why"], "found": config.get(k["key"]),
+    }
+
+
+def _fix_text(f: dict[str, Any]) -> str:
+    commands = [st["command"] for st in f["steps"] if st.get("command")]
+    text = f"{f['kind']}: {f['title']}"
+    return text + (" — " + "; ".join(commands) if commands else "")
+
+
+def symptom_summary(occurrences: dict[str, list[Hit]], runbooks: list[dict[str, Any]],
+                    titles: dict[str, str]) -> list[dict[str, Any]]:
+    users = symptom_users(runbooks)
+    out = []
+    for sid, hits in occurrences.items():
+        stamps = sorted(h.timestamp for h in hits if h.timestamp)
+        out.append({
+            "id": sid,
+            "title": titles.get(sid, sid),
+            "count": len(hits),
+            "first_seen": stamps[0] if stamps else None,
+            "last_seen": stamps[-1] if stamps else None,
+            "hosts": sorted({h.host for h in hits if h.host}),
+            "candidate_runbooks": sorted(users.get(sid, [])),
+            "example": evidence_item(min(hits, key=_sort_key)),
+        })
+    out.sort(key=lambda s: (s["first_seen"] or "9999", s["id"]))
+    return out

@@ -1,0 +1,215 @@
+"""The analysis engine: a bundle (or pasted text) + runbooks -> the result of CONTRACT section 2.
+
+    stage_bundle   unpack safely, infer host/component, transcode to UTF-8
+    scan_range     every signature over every byte range (local: in process; spark: in tasks)
+    assemble       line numbers, record timestamps, typed captures, facts, versions
+    diagnose       differential diagnosis -> findings, symptoms, timeline, unmatched
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from analyzers import timestamps
+from analyzers.bundle import stage_bundle
+from analyzers.conditions import typed
+from analyzers.diagnose import diagnose, evidence_item, symptom_summary
+from analyzers.facts import effective_config, extract_facts
+from analyzers.model import BundleFile, Hit, Limits, StagedBundle
+from analyzers.scan import RangeResult, plan_ranges, scan_range
+from analyzers.signatures import Signature, matcher_for, signatures_from_runbooks
+from analyzers.unmatched import unmatched_templates
+
+RANGE_BYTES = 64 * 1024 * 1024   # byte range per scan task
+MAX_TIMELINE = 500
+
+
+@dataclass(frozen=True)
+class ScanTask:
+    path: str
+    disk_path: str
+    start: int
+    end: int
+
+
+RangeRunner = Callable[[list[ScanTask], list[Signature], int], list[RangeResult]]
+
+
+def run_ranges_local(tasks: list[ScanTask], signatures: list[Signature], max_line: int) -> list[RangeResult]:
+    matcher = matcher_for(signatures)
+    return [scan_range(t.path, t.disk_path, t.start, t.end, matcher, max_line, timestamps.is_record_start)
+            for t in tasks]
+
+
+def plan_tasks(files: Iterable[BundleFile], range_bytes: int = RANGE_BYTES) -> list[ScanTask]:
+    return [ScanTask(f.path, f.disk_path, s, e) for f in files for s, e in plan_ranges(f.size, range_bytes)]
+
+
+def analyze_paths(paths: list[str], runbooks: list[dict[str, Any]], *, engine: str = "local",
+                  limits: Limits = Limits(), runner: RangeRunner | None = None,
+                  range_bytes: int = RANGE_BYTES, startup_seconds: float = 0.0,
+                  progress: Callable[[str, int], None] | None = None) -> dict[str, Any]:
+    """Analyse archives/directories/files. Raises model.BundleError for unusable input."""
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="kb-stage-") as workdir:
+        if progress:
+            progress("unpacking", 0)
+        staged = stage_bundle(paths, workdir, limits)
+        return analyze_staged(staged, runbooks, engine=engine, limits=limits, runner=runner,
+                              range_bytes=range_bytes, started=t0, startup_seconds=startup_seconds,
+                              progress=progress)
+
+
+def analyze_text(text: str, runbooks: list[dict[str, Any]]) -> dict[str, Any]:
+    """A pasted excerpt or stack trace, analysed in process (well under a second)."""
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="kb-paste-") as workdir:
+        disk = os.path.join(workdir, "pasted.log")
+        with open(disk, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        f = BundleFile(path="pasted.log", disk_path=disk, size=os.path.getsize(disk), host=None,
+                       component="unknown")
+        return analyze_staged(StagedBundle(files=[f], total_bytes=f.size), runbooks, started=t0)
+
+
+def analyze_staged(staged: StagedBundle, runbooks: list[dict[str, Any]], *, engine: str = "local",
+                   limits: Limits = Limits(), runner: RangeRunner | None = None,
+                   range_bytes: int = RANGE_BYTES, started: float | None = None,
+                   startup_seconds: float = 0.0,
+                   progress: Callable[[str, int], None] | None = None) -> dict[str, Any]:
+    t0 = started if started is not None else time.monotonic()
+    signatures = signatures_from_runbooks(runbooks)
+    tasks = plan_tasks(staged.files, range_bytes)
+    if progress:
+        progress("scanning", 0)
+    results = (runner or run_ranges_local)(tasks, signatures, limits.max_line_bytes)
+    if progress:
+        progress("scoring", 0)
+    result = assemble(staged, results, runbooks)
+    result["stats"].update({
+        "seconds": round(time.monotonic() - t0, 3),
+        "startup_seconds": round(startup_seconds, 3),
+        "engine": engine,
+    })
+    return result
+
+
+def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[dict[str, Any]]) -> dict[str, Any]:
+    files = {f.path: f for f in staged.files}
+    types, titles, fact_symptoms = _symptom_tables(runbooks)
+    by_file: dict[str, list[RangeResult]] = defaultdict(list)
+    for r in results:
+        by_file[r.path].append(r)
+    default_year = _bundle_year(by_file)
+
+    occurrences: dict[str, list[Hit]] = defaultdict(list)
+    error_lines: list[tuple[str, int, str]] = []
+    versions: dict[str, list[str]] = defaultdict(list)
+    version_evidence: list[dict[str, Any]] = []
+    notes = list(staged.notes)
+    lines_total = bytes_total = error_total = 0
+    for path in sorted(by_file):
+        f = files[path]
+        offset = 0
+        matched_lines: set[int] = set()
+        for r in sorted(by_file[path], key=lambda r: r.start):
+            for h in r.hits:
+                line = offset + h.line_in_range
+                header = timestamps.parse_header(h.header, default_year) if h.header else None
+                occurrences[h.key].append(Hit(
+                    symptom=h.key, path=path, line=line, text=h.text,
+                    captures=typed(h.captures, types.get(h.key, {})),
+                    timestamp=header.timestamp if header else None,
+                    level=header.level if header else None,
+                    host=f.host or (header.host if header else None), component=f.component,
+                ))
+                matched_lines.add(line)
+            for ln, text, _hdr in r.errors:
+                error_lines.append((path, offset + ln, text))
+            for comp, ver, ln, text in r.versions:
+                if ver not in versions[comp]:
+                    versions[comp].append(ver)
+                    version_evidence.append({"component": comp, "version": ver, "path": path,
+                                             "line": offset + ln, "text": text})
+            for ln, kept in r.cut_lines:
+                notes.append(f"{path}: line {offset + ln} is longer than {kept} bytes; only its first {kept} bytes were scanned")
+            offset += r.lines
+            lines_total += r.lines
+            bytes_total += r.bytes
+            error_total += r.error_count
+        error_lines = [e for e in error_lines if not (e[0] == path and e[1] in matched_lines)]
+
+    facts = [fact for f in staged.files for fact in extract_facts(f)]
+    config = effective_config(facts)
+    for sid, s in fact_symptoms.items():
+        for fact in facts:
+            if fact.name == s["fact"]:
+                occurrences[sid].append(Hit(
+                    symptom=sid, path=fact.path, line=fact.line, text=fact.text,
+                    captures=typed(dict(fact.captures), types.get(sid, {})), timestamp=fact.timestamp,
+                    level=None, host=fact.host or files[fact.path].host if fact.path in files else fact.host,
+                    component=fact.component,
+                ))
+
+    findings = diagnose(occurrences, runbooks, versions, config)
+    all_hits = sorted((h for hs in occurrences.values() for h in hs),
+                      key=lambda h: (h.timestamp or "9999", h.path, h.line))
+    supports = defaultdict(list)
+    for f in findings:
+        for ev in f["evidence"]:
+            supports[(ev["path"], ev["line"])].append(f["runbook"])
+    timeline = []
+    for h in all_hits[:MAX_TIMELINE]:
+        item = evidence_item(h)
+        item["component"] = h.component
+        item["runbooks"] = sorted(set(supports.get((h.path, h.line), [])))
+        timeline.append(item)
+
+    return {
+        "findings": findings,
+        "symptoms": symptom_summary(occurrences, runbooks, titles),
+        "unmatched": unmatched_templates(error_lines),
+        "timeline": timeline,
+        "versions": version_evidence,
+        "config": [{"key": k, "value": v} for k, v in sorted(config.items())],
+        "files": [{"path": f.path, "host": f.host, "component": f.component, "kind": f.kind,
+                   "encoding": f.encoding, "bytes": f.size} for f in staged.files],
+        "skipped": [{"path": s.path, "reason": s.reason} for s in staged.skipped],
+        "notes": notes,
+        "stats": {
+            "files": len(staged.files), "lines": lines_total, "bytes": bytes_total,
+            "error_lines": error_total, "facts": len(facts),
+            "matcher": matcher_for(signatures_from_runbooks(runbooks)).engine,
+        },
+    }
+
+
+def _symptom_tables(runbooks):
+    types: dict[str, dict[str, str]] = {}
+    titles: dict[str, str] = {}
+    fact_symptoms: dict[str, dict[str, Any]] = {}
+    for rb in runbooks:
+        for s in rb["symptoms"]:
+            types.setdefault(s["id"], dict(s.get("captures") or {}))
+            titles.setdefault(s["id"], s.get("title", s["id"]))
+            if "fact" in s:
+                fact_symptoms.setdefault(s["id"], s)
+    return types, titles, fact_symptoms
+
+
+def _bundle_year(by_file: dict[str, list[RangeResult]]) -> int | None:
+    """Syslog lines carry no year: borrow the most common year of the bundle's full timestamps."""
+    years: Counter[int] = Counter()
+    for rs in by_file.values():
+        for r in rs:
+            for h in r.hits[:50]:
+                if h.header:
+                    hdr = timestamps.parse_header(h.header, None)
+                    if hdr and hdr.timestamp and hdr.timestamp[:4].isdigit() and hdr.timestamp[:4] != "0000":
+                        years[int(hdr.timestamp[:4])] += 1
+    return years.most_common(1)[0][0] if years else None

@@ -1,0 +1,216 @@
+"""Scan one byte range of one file with every signature.
+
+A range covers the lines whose first byte lies in [start, end). Both engines
+call scan_range: the local engine with one range per file, the Spark engine
+with many ranges per file spread over tasks. Results carry line numbers
+relative to the range (`line_in_range`) plus the range's line count, so the
+caller numbers lines across ranges with a prefix sum: the same numbers either
+way, hence the same findings.
+
+Only the matched lines (and the line that starts each one's record, for its
+timestamp) leave this module; everything else is bytes skimmed by Hyperscan.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from analyzers.signatures import ERROR_KEY, VERSION_KEY_PREFIX, Matcher
+
+CHUNK = 8 * 1024 * 1024
+MAX_TEXT = 2000              # characters of a line kept for display
+MAX_ERROR_LINES = 2000       # unmatched-candidate lines kept per range (the rest are only counted)
+HEADER_LOOKBACK_LINES = 400  # how far up a stack trace we look for the record's first line
+HEADER_LOOKBACK_BYTES = 256 * 1024
+
+
+@dataclass
+class RawHit:
+    key: str                 # symptom id
+    line_in_range: int       # 1-based within the range
+    text: str
+    captures: dict[str, Any]
+    header: str | None       # the record's first line (may be the line itself)
+
+
+@dataclass
+class RangeResult:
+    path: str
+    start: int
+    lines: int = 0                   # lines that start inside the range
+    bytes: int = 0
+    hits: list[RawHit] = field(default_factory=list)
+    errors: list[tuple[int, str, str | None]] = field(default_factory=list)  # (line_in_range, text, header)
+    error_count: int = 0
+    versions: list[tuple[str, str, int, str]] = field(default_factory=list)  # (component, version, line, text)
+    cut_lines: list[tuple[int, int]] = field(default_factory=list)           # (line_in_range, bytes kept)
+
+
+def plan_ranges(size: int, target: int) -> list[tuple[int, int]]:
+    """Split [0, size) into ranges of about `target` bytes."""
+    if size <= target:
+        return [(0, size)]
+    return [(s, min(s + target, size)) for s in range(0, size, target)]
+
+
+def _aligned_start(f, start: int) -> int:
+    """First line start at or after `start` (a line starting before belongs to the previous range)."""
+    if start == 0:
+        return 0
+    f.seek(start - 1)
+    pos = start - 1
+    while True:
+        block = f.read(65536)
+        if not block:
+            return pos
+        i = block.find(b"\n")
+        if i >= 0:
+            return pos + i + 1
+        pos += len(block)
+
+
+class _HeaderFinder:
+    """Finds the first line of the record a matched line belongs to (Java stack traces,
+    Caused by chains, kernel call traces): the nearest line above that parses as a header."""
+
+    def __init__(self, disk_path: str, is_record_start):
+        self.disk_path = disk_path
+        self.is_start = is_record_start
+        self._fh = None
+
+    def find(self, data: bytes, line_start: int, abs_base: int, line: str) -> str | None:
+        if self.is_start(line):
+            return line
+        # Walk up inside the current block first; fall back to the file for lines above it.
+        pos = line_start
+        for _ in range(HEADER_LOOKBACK_LINES):
+            if pos <= 0:
+                break
+            prev = data.rfind(b"\n", 0, pos - 1) + 1
+            candidate = data[prev:pos - 1].decode("utf-8", errors="replace")
+            if self.is_start(candidate):
+                return candidate
+            pos = prev
+        if pos > 0 or abs_base == 0:
+            return None
+        return self._from_file(abs_base)
+
+    def _from_file(self, abs_pos: int) -> str | None:
+        if self._fh is None:
+            self._fh = open(self.disk_path, "rb")
+        begin = max(0, abs_pos - HEADER_LOOKBACK_BYTES)
+        self._fh.seek(begin)
+        lines = self._fh.read(abs_pos - begin).split(b"\n")
+        for raw in reversed(lines[-HEADER_LOOKBACK_LINES:]):
+            text = raw.decode("utf-8", errors="replace")
+            if self.is_start(text):
+                return text
+        return None
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+
+
+def scan_range(path: str, disk_path: str, start: int, end: int, matcher: Matcher,
+               max_line_bytes: int, is_record_start) -> RangeResult:
+    result = RangeResult(path=path, start=start)
+    headers = _HeaderFinder(disk_path, is_record_start)
+    with open(disk_path, "rb") as f:
+        base = _aligned_start(f, start)   # file offset of data[0]
+        f.seek(base)
+        line_no = 0                       # lines scanned so far
+        carry = b""
+        while base < end:
+            block = f.read(CHUNK)
+            eof = not block
+            data = carry + block
+            if not data:
+                break
+            if eof:
+                complete, carry = data, b""
+            else:
+                last_nl = data.rfind(b"\n")
+                if last_nl < 0:
+                    if len(data) <= max_line_bytes:
+                        carry = data
+                        continue
+                    # A line longer than the limit: scan its head, report the cut, skip the rest.
+                    _scan_block(data[:max_line_bytes], base, line_no, result, matcher, headers)
+                    result.cut_lines.append((line_no + 1, max_line_bytes))
+                    result.bytes += max_line_bytes
+                    line_no += 1
+                    base = _skip_line(f, base + len(data))
+                    carry = b""
+                    continue
+                complete, carry = data[:last_nl + 1], data[last_nl + 1:]
+            done = eof
+            if base + len(complete) > end:
+                # Keep the lines that start before `end`; the rest belong to the next range.
+                nl = complete.find(b"\n", end - base - 1)
+                if nl >= 0:
+                    complete = complete[:nl + 1]
+                done = True
+            size = len(complete)
+            if size > max_line_bytes:
+                complete = _cut_long_lines(complete, max_line_bytes, line_no, result)
+            _scan_block(complete, base, line_no, result, matcher, headers)
+            line_no += complete.count(b"\n") + (0 if complete.endswith(b"\n") else 1)
+            result.bytes += size
+            base += size
+            if done:
+                break
+    headers.close()
+    result.lines = line_no
+    return result
+
+
+def _cut_long_lines(data: bytes, limit: int, line_no: int, result: RangeResult) -> bytes:
+    """Keep the first `limit` bytes of each longer line (only called on blocks larger than the limit)."""
+    parts = data.split(b"\n")
+    for i, part in enumerate(parts):
+        if len(part) > limit:
+            parts[i] = part[:limit]
+            result.cut_lines.append((line_no + i + 1, limit))
+    return b"\n".join(parts)
+
+
+def _skip_line(f, pos: int) -> int:
+    """Read past the rest of an over-long line; return the offset of the next line."""
+    while True:
+        block = f.read(CHUNK)
+        if not block:
+            return pos
+        nl = block.find(b"\n")
+        if nl >= 0:
+            f.seek(pos + nl + 1)
+            return pos + nl + 1
+        pos += len(block)
+
+
+def _scan_block(data: bytes, base: int, line_no: int, result: RangeResult, matcher: Matcher,
+                headers: _HeaderFinder) -> None:
+    prev_off, prev_line = 0, line_no
+    for idx, ls, le in matcher.candidates(data):
+        line = data[ls:le].decode("utf-8", errors="replace").rstrip("\r")
+        m = matcher.confirm(idx, line)
+        if m is None:
+            continue
+        lineno = prev_line + data.count(b"\n", prev_off, ls) + 1
+        prev_off, prev_line = ls, lineno - 1
+        key = matcher.signatures[idx].key
+        if key == ERROR_KEY:
+            result.error_count += 1
+            if len(result.errors) < MAX_ERROR_LINES:
+                result.errors.append((lineno, line[:MAX_TEXT], headers.find(data, ls, base, line)))
+        elif key.startswith(VERSION_KEY_PREFIX):
+            result.versions.append((key[len(VERSION_KEY_PREFIX):], m.group(1), lineno, line[:MAX_TEXT]))
+        else:
+            caps = {k: v for k, v in m.groupdict().items() if v is not None}
+            result.hits.append(RawHit(key, lineno, line[:MAX_TEXT], caps, headers.find(data, ls, base, line)))
+
+
+def file_size(path: str) -> int:
+    return os.path.getsize(path)

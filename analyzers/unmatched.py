@@ -1,0 +1,68 @@
+"""Group the ERROR/FATAL/exception lines no signature explained into templates (Drain3).
+
+These are what a new runbook could be written from: the analysis shows the
+most frequent ones with a count and one example line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from drain3 import TemplateMiner
+from drain3.masking import MaskingInstruction
+from drain3.template_miner_config import TemplateMinerConfig
+
+MAX_LINES = 20_000
+MAX_TEMPLATES = 50
+
+# Everything before the level (timestamps, pids, thread names) varies per line.
+_PREFIX = re.compile(
+    r"^.*?\b(?:ERROR|FATAL|SEVERE|CRITICAL|WARN(?:ING)?|INFO)\b\s*[:\]-]*\s*"
+)
+_MASKS = [
+    (r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b", "TS"),
+    (r"\bblk_-?\d+(?:_\d+)?\b", "BLOCK"),
+    (r"\bBP-\d+-[\d.]+-\d+\b", "POOL"),
+    (r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b", "IP"),
+    (r"\b0x[0-9a-fA-F]+\b", "HEX"),
+    (r"\b[0-9a-f]{32}\b", "ID"),
+    (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "UUID"),
+    (r"\bcontainer_[\w]+\b", "CONTAINER"),
+    (r"(?<![\w.])-?\d+(?:\.\d+)?(?:ms|s|MB|KB|GB|B)?\b", "NUM"),
+]
+
+
+def _miner() -> TemplateMiner:
+    cfg = TemplateMinerConfig()
+    cfg.masking_instructions = [MaskingInstruction(p, name) for p, name in _MASKS]
+    cfg.drain_sim_th = 0.5
+    cfg.drain_depth = 4
+    cfg.profiling_enabled = False
+    return TemplateMiner(config=cfg)
+
+
+def message_part(line: str) -> str:
+    m = _PREFIX.match(line)
+    rest = line[m.end():] if m else line
+    return rest.strip() or line.strip()
+
+
+def unmatched_templates(lines: list[tuple[str, int, str]]) -> list[dict]:
+    """lines: (path, line number, text) -> [{template, count, example: {path, line, text}}]."""
+    if not lines:
+        return []
+    miner = _miner()
+    examples: dict[int, tuple[str, int, str]] = {}
+    for path, lineno, text in lines[:MAX_LINES]:
+        res = miner.add_log_message(message_part(text))
+        examples.setdefault(res["cluster_id"], (path, lineno, text))
+    clusters = sorted(miner.drain.clusters, key=lambda c: -c.size)[:MAX_TEMPLATES]
+    out = []
+    for c in clusters:
+        path, lineno, text = examples[c.cluster_id]
+        out.append({"template": c.get_template(), "count": c.size,
+                    "example": {"path": path, "line": lineno, "text": text}})
+    if len(lines) > MAX_LINES:
+        out.append({"template": f"... {len(lines) - MAX_LINES} more lines not grouped", "count": len(lines) - MAX_LINES,
+                    "example": None})
+    return out
