@@ -1,0 +1,53 @@
+"""Shared test helpers: the real runbook catalog and fixture bundles."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNBOOKS_DIR = ROOT / "runbooks"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SEED_BUNDLES = FIXTURES / "seed-bundles"
+CASES = FIXTURES / "cases"
+
+# The catalog's slugs (shared/catalog.md, a contract): every one must have a runbook.
+CATALOG_SLUGS = [
+    "hdfs-openforwrite-after-interrupted-close", "kernel-soft-lockup-stalls-jvm",
+    "hdfs-close-not-enough-replicas", "flink-zk-suspended-lost-leadership",
+    "hdfs-pipeline-recovery-no-good-datanode", "flink-filesink-too-many-buckets",
+    "container-oom-killed", "jvm-long-gc-pause", "jvm-heap-oom", "jvm-metaspace-oom",
+    "jvm-native-thread-limit", "too-many-open-files", "disk-full", "yarn-container-memory-exceeded",
+    "yarn-local-dirs-bad", "hdfs-namenode-safemode", "hdfs-datanode-xceiver-limit",
+    "hdfs-block-missing", "hdfs-lease-expired", "hdfs-slow-datanode-io", "flink-checkpoint-expired",
+    "flink-akka-ask-timeout", "flink-insufficient-network-buffers", "kafka-not-leader-for-partition",
+    "kafka-offset-out-of-range", "kafka-consumer-poll-timeout", "spark-shuffle-fetch-failed",
+    "hbase-regionserver-session-expired", "hbase-region-too-busy", "zookeeper-too-many-connections",
+]
+
+
+@lru_cache(maxsize=1)
+def catalog():
+    from analyzers.runbooks import load_runbooks
+
+    return load_runbooks(RUNBOOKS_DIR)
+
+
+def runbook_metas() -> list[dict]:
+    return [rb.meta for rb in catalog().runbooks.values()]
+
+
+def bundle_cases() -> list[Path]:
+    """Every fixture bundle with an expected.json: the seed bundles and the per-runbook cases."""
+    seeds = sorted(p for p in SEED_BUNDLES.iterdir() if (p / "expected.json").exists())
+    cases = sorted(p.parent for p in CASES.glob("*/*/expected.json")) if CASES.exists() else []
+    return seeds + cases
+
+
+def expected(case: Path) -> dict:
+    return json.loads((case / "expected.json").read_text())
+
+
+def case_id(case: Path) -> str:
+    return str(case.relative_to(FIXTURES))

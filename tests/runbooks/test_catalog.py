@@ -1,0 +1,52 @@
+"""The runbook files against the catalog contract, and each signature against real lines."""
+
+import pytest
+
+from analyzers.engine import analyze_text
+from tests.helpers import CASES, CATALOG_SLUGS, SEED_BUNDLES, catalog, expected, runbook_metas
+
+
+def test_every_catalog_slug_has_a_valid_runbook():
+    assert set(CATALOG_SLUGS) <= set(catalog().runbooks)
+
+
+@pytest.mark.parametrize("slug", CATALOG_SLUGS)
+def test_every_runbook_has_a_positive_and_a_near_miss_case(slug):
+    pos, neg = CASES / slug / "positive", CASES / slug / "near-miss"
+    assert slug in expected(pos)["expected"]
+    assert slug not in expected(neg)["expected"] + expected(neg).get("acceptable", [])
+    assert (pos / "SOURCE.md").exists() or (CASES / slug / "SOURCE.md").exists()
+
+
+def _examples():
+    seen = set()
+    for rb in catalog().runbooks.values():
+        for s in rb.symptoms:
+            for ex in s.get("examples") or []:
+                if (s["id"], ex) not in seen:
+                    seen.add((s["id"], ex))
+                    yield pytest.param(s["id"], ex, id=f"{s['id']}:{len(seen)}")
+
+
+@pytest.mark.parametrize("symptom,line", list(_examples()))
+def test_every_example_line_is_matched_by_the_engine(symptom, line):
+    # Through the whole engine (Hyperscan prefilter + re confirmation), not just `re`.
+    result = analyze_text(line + "\n", runbook_metas())
+    assert symptom in {s["id"] for s in result["symptoms"]}
+
+
+def test_every_pattern_symptom_has_examples():
+    missing = [f"{rb.slug}:{s['id']}" for rb in catalog().runbooks.values() for s in rb.symptoms
+               if s.get("patterns") and not s.get("examples")]
+    assert missing == []
+
+
+SEEDS = sorted(p for p in SEED_BUNDLES.iterdir() if expected(p)["expected"])
+
+
+@pytest.mark.parametrize("seed", SEEDS, ids=[p.name for p in SEEDS])
+def test_pasting_a_seed_bundles_lines_finds_its_runbook_first(seed):
+    text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(seed.rglob("*")) if p.is_file() and p.name != "expected.json")
+    result = analyze_text(text, runbook_metas())
+    assert result["findings"], "no finding"
+    assert result["findings"][0]["runbook"] == expected(seed)["expected"][0]
