@@ -53,16 +53,30 @@ def plan_tasks(files: Iterable[BundleFile], range_bytes: int = RANGE_BYTES) -> l
 def analyze_paths(paths: list[str], runbooks: list[dict[str, Any]], *, engine: str = "local",
                   limits: Limits = Limits(), runner: RangeRunner | None = None,
                   range_bytes: int = RANGE_BYTES, startup_seconds: float = 0.0,
-                  progress: Callable[[str, int], None] | None = None) -> dict[str, Any]:
-    """Analyse archives/directories/files. Raises model.BundleError for unusable input."""
+                  progress: Callable[[str, int], None] | None = None,
+                  workdir: str | None = None) -> dict[str, Any]:
+    """Analyse archives/directories/files. Raises model.BundleError for unusable input.
+
+    With `workdir`, the staged (unpacked, UTF-8) files stay there afterwards, so
+    the app can show the lines around a piece of evidence; otherwise a
+    temporary directory is used and removed.
+    """
     t0 = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="kb-stage-") as workdir:
-        if progress:
-            progress("unpacking", 0)
-        staged = stage_bundle(paths, workdir, limits)
-        return analyze_staged(staged, runbooks, engine=engine, limits=limits, runner=runner,
-                              range_bytes=range_bytes, started=t0, startup_seconds=startup_seconds,
-                              progress=progress)
+    if workdir is not None:
+        return _analyze_in(paths, workdir, runbooks, engine, limits, runner, range_bytes, t0,
+                           startup_seconds, progress)
+    with tempfile.TemporaryDirectory(prefix="kb-stage-") as tmp:
+        return _analyze_in(paths, tmp, runbooks, engine, limits, runner, range_bytes, t0,
+                           startup_seconds, progress)
+
+
+def _analyze_in(paths, workdir, runbooks, engine, limits, runner, range_bytes, t0, startup_seconds, progress):
+    if progress:
+        progress("unpacking", 0)
+    staged = stage_bundle(paths, workdir, limits)
+    return analyze_staged(staged, runbooks, engine=engine, limits=limits, runner=runner,
+                          range_bytes=range_bytes, started=t0, startup_seconds=startup_seconds,
+                          progress=progress)
 
 
 def analyze_text(text: str, runbooks: list[dict[str, Any]]) -> dict[str, Any]:
