@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from kb.services.export import runbook_export
+
+
+class Command(BaseCommand):
+    help = "Write the database runbooks back to DIR/<slug>.md (the runbooks/ file format)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--dir", required=True, help="directory to write into")
+        parser.add_argument("--slug", action="append", dest="slugs", help="only this runbook (repeatable)")
+        parser.add_argument(
+            "--canonical", action="store_true",
+            help="rebuild every file from the stored front matter (drops YAML comments)",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> str:
+        written = runbook_export(
+            directory=options["dir"], slugs=options["slugs"], canonical=options["canonical"]
+        )
+        return f"{len(written)} runbooks written to {options['dir']}"

@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from analyzers.runbooks import RunbookError
+from kb.services.runbooks import runbook_sync
+
+
+class Command(BaseCommand):
+    help = "Load runbooks/*.md into the database (idempotent; refuses an invalid file)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--dir", default=str(settings.RUNBOOKS_DIR), help="runbook directory")
+
+    def handle(self, *args: Any, **options: Any) -> str:
+        try:
+            result = runbook_sync(directory=options["dir"])
+        except RunbookError as exc:
+            raise CommandError(f"sync_runbooks: nothing loaded: {exc}") from None
+        return result.summary()

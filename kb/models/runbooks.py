@@ -1,0 +1,159 @@
+"""Runbooks as rows. `meta` (the whole front matter) and `body` are the source
+of truth; the other tables are derived from `meta` by
+kb.services.runbooks.runbook_save on every save, for browsing and filtering.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+SEVERITY_ORDER = ("critical", "high", "medium", "low")
+
+
+class Runbook(models.Model):
+    class Severity(models.TextChoices):
+        LOW = "low", "Low"
+        MEDIUM = "medium", "Medium"
+        HIGH = "high", "High"
+        CRITICAL = "critical", "Critical"
+
+    slug = models.SlugField(max_length=120, unique=True)
+    title = models.CharField(max_length=200)
+    summary = models.TextField()
+    # Comma-separated ("hdfs,flink"): filtered by whole token, portable across
+    # SQLite and PostgreSQL (see kb.selectors.runbook_list).
+    components = models.CharField(max_length=200)
+    severity = models.CharField(max_length=10, choices=Severity.choices)
+    meta = models.JSONField()
+    body = models.TextField(blank=True)
+    # Optional owner: its admins may edit the runbook. The shipped catalog has none.
+    team = models.ForeignKey("kb.Team", models.SET_NULL, null=True, blank=True, related_name="runbooks")
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["slug"]
+        indexes = [
+            # The home page lists recently changed runbooks.
+            models.Index(fields=["-updated"], name="runbook_updated_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    @property
+    def component_list(self) -> list[str]:
+        return [c for c in self.components.split(",") if c]
+
+
+class Symptom(models.Model):
+    """A symptom shared across runbooks; the id is the symptom id of the files."""
+
+    id = models.CharField(max_length=120, primary_key=True)
+    title = models.TextField()
+    # patterns / fact / captures / level / examples / sources / description
+    definition = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.id
+
+
+class RunbookSymptom(models.Model):
+    runbook = models.ForeignKey(Runbook, models.CASCADE, related_name="symptom_uses")
+    symptom = models.ForeignKey(Symptom, models.CASCADE, related_name="uses")
+    role = models.CharField(max_length=12)  # required | supporting | excluding
+    weight = models.FloatField(default=0.0)
+    where = models.JSONField(default=list, blank=True)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["runbook", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["runbook", "symptom"], name="runbooksymptom_unique"),
+        ]
+
+
+class Knob(models.Model):
+    runbook = models.ForeignKey(Runbook, models.CASCADE, related_name="knobs")
+    key = models.CharField(max_length=200, db_index=True)
+    component = models.CharField(max_length=200, blank=True)
+    file = models.CharField(max_length=200, blank=True)
+    default = models.TextField(blank=True)
+    defaults = models.JSONField(default=list, blank=True)  # [{versions, value}]
+    recommended = models.TextField(blank=True)
+    why = models.TextField(blank=True)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["runbook", "position"]
+
+
+class Fix(models.Model):
+    runbook = models.ForeignKey(Runbook, models.CASCADE, related_name="fixes")
+    title = models.TextField()
+    kind = models.CharField(max_length=12)  # mitigation | permanent | diagnosis
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["runbook", "position"]
+        verbose_name_plural = "fixes"
+
+
+class FixStep(models.Model):
+    fix = models.ForeignKey(Fix, models.CASCADE, related_name="steps")
+    text = models.TextField()
+    command = models.TextField(blank=True)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["fix", "position"]
+
+
+class Ticket(models.Model):
+    runbook = models.ForeignKey(Runbook, models.CASCADE, related_name="tickets")
+    key = models.CharField(max_length=120)  # the ticket id, e.g. HDFS-10549
+    title = models.TextField()
+    status = models.CharField(max_length=10)  # fixed | open | wontfix | unknown
+    affected = models.CharField(max_length=200, blank=True)
+    fixed_in = models.JSONField(default=list, blank=True)
+    url = models.CharField(max_length=1000, blank=True)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["runbook", "position"]
+
+
+class Reference(models.Model):
+    runbook = models.ForeignKey(Runbook, models.CASCADE, related_name="references")
+    title = models.TextField()
+    url = models.CharField(max_length=1000)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["runbook", "position"]
+
+
+class RunbookRevision(models.Model):
+    """One saved state of a runbook: the whole Markdown file as written."""
+
+    runbook = models.ForeignKey(Runbook, models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField()
+    text = models.TextField()
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    message = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["runbook", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["runbook", "number"], name="revision_unique_number"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.runbook.slug} r{self.number}"

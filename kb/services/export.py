@@ -1,0 +1,46 @@
+"""Runbooks from the database back to files (runbooks/<slug>.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analyzers.runbooks import RunbookError, dump_runbook, parse_runbook
+from kb.models import Runbook
+from kb.services.runbooks import meta_to_json
+
+
+def runbook_text(*, runbook: Runbook, canonical: bool = False) -> str:
+    """The Markdown file of a runbook.
+
+    The latest revision is the file as it was written (comments, quoting and
+    key order kept), so it is preferred while it still says what the row
+    says; otherwise, or with canonical=True, the file is rebuilt from
+    meta and body with analyzers.runbooks.dump_runbook.
+    """
+    if not canonical:
+        last = runbook.revisions.order_by("-number").first()
+        if last is not None:
+            try:
+                parsed = parse_runbook(last.text)
+            except RunbookError:
+                parsed = None
+            if parsed is not None and meta_to_json(parsed.meta) == runbook.meta and parsed.body == runbook.body:
+                return last.text
+    return dump_runbook(runbook.meta, runbook.body)
+
+
+def runbook_export(
+    *, directory: str | Path, slugs: list[str] | None = None, canonical: bool = False
+) -> list[Path]:
+    """Write runbooks (all, or the given slugs) to directory/<slug>.md."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    runbooks = Runbook.objects.order_by("slug")
+    if slugs is not None:
+        runbooks = runbooks.filter(slug__in=slugs)
+    written = []
+    for runbook in runbooks:
+        path = directory / f"{runbook.slug}.md"
+        path.write_text(runbook_text(runbook=runbook, canonical=canonical), encoding="utf-8")
+        written.append(path)
+    return written

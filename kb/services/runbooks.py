@@ -1,0 +1,220 @@
+"""Writing runbooks: sync from files, edit in the app. The derived tables
+(symptoms, knobs, fixes, tickets, references) are rebuilt from `meta` here,
+on every save that changes the content.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+
+from analyzers.runbooks import (
+    SYMPTOM_DEF_KEYS,
+    RunbookError,
+    load_runbooks,
+    parse_runbook,
+)
+from analyzers.runbooks import Runbook as ParsedRunbook
+from kb.models import (
+    Fix,
+    FixStep,
+    Knob,
+    Reference,
+    Runbook,
+    RunbookRevision,
+    RunbookSymptom,
+    Symptom,
+    Ticket,
+)
+
+
+class RunbookConflict(RunbookError):
+    """The runbook was saved by someone else since the editor loaded it."""
+
+
+@dataclass
+class SyncResult:
+    directory: str
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    # In the database but not on disk: reported, never deleted by a sync.
+    missing: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        total = len(self.created) + len(self.updated) + len(self.unchanged)
+        line = (
+            f"{total} runbooks in {self.directory}: {len(self.created)} created, "
+            f"{len(self.updated)} updated, {len(self.unchanged)} unchanged"
+        )
+        if self.missing:
+            line += f"; {len(self.missing)} only in the database (not deleted): {', '.join(self.missing)}"
+        return line
+
+
+def runbook_file_path(slug: str) -> str:
+    """The path errors name for a runbook edited in the app."""
+    return f"runbooks/{slug}.md"
+
+
+def meta_to_json(meta: dict[str, Any]) -> dict[str, Any]:
+    # YAML may produce dates; the JSON column (and the engine) want plain data.
+    return json.loads(json.dumps(meta, default=str))
+
+
+def runbook_save(
+    *, parsed: ParsedRunbook, text: str, author: Any = None, message: str = ""
+) -> tuple[Runbook, str]:
+    """Upsert one parsed runbook; returns (row, "created" | "updated" | "unchanged").
+
+    A new revision is recorded only when the file text changed.
+    """
+    meta = meta_to_json(parsed.meta)
+    runbook = Runbook.objects.filter(slug=parsed.slug).first()
+    last = runbook.revisions.order_by("-number").first() if runbook else None
+    content_changed = runbook is None or runbook.meta != meta or runbook.body != parsed.body
+    text_changed = last is None or last.text != text
+    if not content_changed and not text_changed:
+        return runbook, "unchanged"
+
+    status = "created" if runbook is None else "updated"
+    runbook = runbook or Runbook(slug=parsed.slug)
+    runbook.title = meta["title"]
+    runbook.summary = meta["summary"]
+    runbook.components = ",".join(meta["components"])
+    runbook.severity = meta["severity"]
+    runbook.meta = meta
+    runbook.body = parsed.body
+    runbook.save()
+    if content_changed:
+        _derive_tables(runbook)
+    if text_changed:
+        RunbookRevision.objects.create(
+            runbook=runbook,
+            number=(last.number + 1) if last else 1,
+            text=text,
+            author=author,
+            message=message[:200],
+        )
+    return runbook, status
+
+
+def _derive_tables(runbook: Runbook) -> None:
+    meta = runbook.meta
+    for related in (runbook.symptom_uses, runbook.knobs, runbook.fixes, runbook.tickets, runbook.references):
+        related.all().delete()
+    for i, s in enumerate(meta["symptoms"]):
+        definition = {k: s[k] for k in sorted(SYMPTOM_DEF_KEYS) if k in s and k not in ("id", "title")}
+        symptom, _ = Symptom.objects.update_or_create(
+            id=s["id"], defaults={"title": s["title"], "definition": definition}
+        )
+        RunbookSymptom.objects.create(
+            runbook=runbook, symptom=symptom, role=s["role"], weight=s.get("weight", 0.0),
+            where=s.get("where") or [], position=i,
+        )
+    Knob.objects.bulk_create(
+        Knob(
+            runbook=runbook, key=k["key"], component=k.get("component", ""), file=k.get("file", ""),
+            default=k["default"], defaults=k.get("defaults") or [], recommended=k["recommended"],
+            why=k["why"], position=i,
+        )
+        for i, k in enumerate(meta.get("knobs") or [])
+    )
+    for i, f in enumerate(meta["fixes"]):
+        fix = Fix.objects.create(runbook=runbook, title=f["title"], kind=f["kind"], position=i)
+        FixStep.objects.bulk_create(
+            FixStep(fix=fix, text=st["text"], command=st.get("command") or "", position=j)
+            for j, st in enumerate(f["steps"])
+        )
+    Ticket.objects.bulk_create(
+        Ticket(
+            runbook=runbook, key=str(t["id"]), title=t["title"], status=t["status"],
+            affected=str(t.get("affected") or ""), fixed_in=[str(v) for v in t.get("fixed_in") or []],
+            url=t.get("url") or "", position=i,
+        )
+        for i, t in enumerate(meta.get("tickets") or [])
+    )
+    Reference.objects.bulk_create(
+        Reference(runbook=runbook, title=r["title"], url=r["url"], position=i)
+        for i, r in enumerate(meta.get("references") or [])
+    )
+    # A symptom no runbook lists any more is gone from the catalog.
+    Symptom.objects.filter(uses__isnull=True).delete()
+
+
+def runbook_sync(*, directory: str | Path) -> SyncResult:
+    """Load every runbook file of `directory` into the database, all or nothing.
+
+    Raises RunbookError (naming the file and the reason) before writing
+    anything when a file is invalid.
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise RunbookError(f"{directory}: not a directory")
+    catalog = load_runbooks(directory)
+    texts = {}
+    for slug, parsed in catalog.runbooks.items():
+        text = Path(parsed.path).read_text(encoding="utf-8")
+        again = parse_runbook(text, parsed.path, expected_slug=slug)
+        if again.meta != parsed.meta or again.body != parsed.body:
+            raise RunbookError(f"{parsed.path}: changed while syncing; run the sync again")
+        texts[slug] = text
+
+    result = SyncResult(directory=str(directory))
+    with transaction.atomic():
+        for slug, parsed in catalog.runbooks.items():
+            _, status = runbook_save(parsed=parsed, text=texts[slug], message="sync_runbooks")
+            getattr(result, status).append(slug)
+        result.missing = list(
+            Runbook.objects.exclude(slug__in=list(catalog.runbooks)).values_list("slug", flat=True)
+        )
+    return result
+
+
+def _check_against_others(parsed: ParsedRunbook, path: str) -> None:
+    """The cross-file checks of analyzers.runbooks.check_catalog, for one
+    edited runbook against the other runbooks in the database."""
+
+    def ident(s: dict[str, Any]) -> dict[str, Any]:
+        return {k: s.get(k) for k in ("patterns", "fact", "captures")}
+
+    mine = {s["id"]: ident(s) for s in meta_to_json(parsed.meta)["symptoms"]}
+    others = Runbook.objects.exclude(slug=parsed.slug).only("slug", "meta")
+    for other in others:
+        for s in other.meta.get("symptoms", []):
+            if s["id"] in mine and mine[s["id"]] != ident(s):
+                raise RunbookError(
+                    f"{path}: symptom '{s['id']}' is defined differently in "
+                    f"{runbook_file_path(other.slug)} (patterns, fact and captures of a "
+                    "shared symptom must be identical)"
+                )
+    known = {o.slug for o in others} | {parsed.slug}
+    for d in parsed.meta.get("differential") or []:
+        if d["slug"] not in known:
+            raise RunbookError(f"{path}: differential names unknown runbook '{d['slug']}'")
+
+
+def runbook_update(
+    *, runbook: Runbook, text: str, author: Any, message: str = "", base_revision: int | None = None
+) -> RunbookRevision | None:
+    """Save an edited Markdown file. Returns the new revision, or None when
+    the text did not change. Raises RunbookError with the reason."""
+    text = text.replace("\r\n", "\n")  # browsers submit textareas with CRLF
+    path = runbook_file_path(runbook.slug)
+    parsed = parse_runbook(text, path, expected_slug=runbook.slug)
+    _check_against_others(parsed, path)
+    with transaction.atomic():
+        locked = Runbook.objects.select_for_update().get(pk=runbook.pk)
+        last = locked.revisions.order_by("-number").first()
+        if base_revision is not None and last is not None and last.number != base_revision:
+            raise RunbookConflict(
+                f"{path}: revision {last.number} was saved after the one you edited "
+                f"({base_revision}); reload the page and apply your change again"
+            )
+        before = last.number if last else 0
+        saved, _ = runbook_save(parsed=parsed, text=text, author=author, message=message)
+        return saved.revisions.filter(number__gt=before).order_by("-number").first()

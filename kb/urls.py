@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import path, re_path
+
+from kb.views import runbooks, search
+
+# Every URL needs a login (LoginRequiredMiddleware in settings); views that
+# must answer anonymous requests (token API, login) opt out explicitly.
+urlpatterns = [
+    path("", runbooks.home, name="home"),
+    path("runbooks/", runbooks.runbook_list, name="runbook_list"),
+    path("runbooks/<slug:slug>/", runbooks.runbook_detail, name="runbook_detail"),
+    path("runbooks/<slug:slug>/edit/", runbooks.runbook_edit, name="runbook_edit"),
+    path("runbooks/<slug:slug>/history/", runbooks.runbook_history, name="runbook_history"),
+    path("runbooks/<slug:slug>/raw/", runbooks.runbook_raw, name="runbook_raw"),
+    re_path(r"^search/?$", search.search, name="search"),  # /search?q=... and /search/
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(redirect_authenticated_user=True),
+        name="login",
+    ),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,1 @@
+"""Thin function views: validate input, call a selector or a service, render."""

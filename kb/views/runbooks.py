@@ -1,0 +1,124 @@
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.vary import vary_on_headers
+
+from analyzers.runbooks import RunbookError
+from kb.forms import RunbookEditForm, RunbookFilterForm, WordSearchForm
+from kb.models import Runbook
+from kb.selectors import (
+    revision_compare,
+    revision_latest,
+    revision_list,
+    runbook_can_edit,
+    runbook_detail as runbook_detail_selector,
+    runbook_list as runbook_list_selector,
+    runbook_recent,
+)
+from kb.services.export import runbook_text
+from kb.services.runbooks import runbook_update
+
+
+def _int_or_none(value: str | None) -> int | None:
+    try:
+        return int(value) if value else None
+    except ValueError:
+        return None
+
+
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    ctx = {
+        "form": WordSearchForm(),
+        "recent": runbook_recent(limit=10),
+        "runbook_count": runbook_list_selector().count(),
+    }
+    return render(request, "kb/home.html", ctx)
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def runbook_list(request: HttpRequest) -> HttpResponse:
+    form = RunbookFilterForm(request.GET)
+    filters = form.cleaned_data if form.is_valid() else {}
+    runbooks = runbook_list_selector(
+        component=filters.get("component", ""), severity=filters.get("severity", "")
+    )
+    ctx = {"form": form, "runbooks": runbooks, "filtered": any(filters.values())}
+    # htmx filtering swaps only the table; a history restore wants the whole page.
+    if request.htmx and not request.htmx.history_restore_request:
+        return render(request, "kb/_runbook_table.html", ctx)
+    return render(request, "kb/runbook_list.html", ctx)
+
+
+@require_GET
+def runbook_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    runbook = get_object_or_404(Runbook, slug=slug)
+    ctx = {
+        "runbook": runbook,
+        "can_edit": runbook_can_edit(user=request.user, runbook=runbook),
+        **runbook_detail_selector(runbook=runbook),
+    }
+    return render(request, "kb/runbook_detail.html", ctx)
+
+
+@require_http_methods(["GET", "POST"])
+def runbook_edit(request: HttpRequest, slug: str) -> HttpResponse:
+    runbook = get_object_or_404(Runbook, slug=slug)
+    if not runbook_can_edit(user=request.user, runbook=runbook):
+        raise PermissionDenied("Only staff and team admins edit runbooks.")
+    if request.method == "POST":
+        form = RunbookEditForm(request.POST)
+        if form.is_valid():
+            try:
+                revision = runbook_update(
+                    runbook=runbook,
+                    text=form.cleaned_data["text"],
+                    author=request.user,
+                    message=form.cleaned_data["message"],
+                    base_revision=form.cleaned_data["base_revision"],
+                )
+            except RunbookError as exc:
+                form.add_error("text", str(exc))
+            else:
+                if revision is None:
+                    messages.info(request, "No changes: the file is the same as the saved one.")
+                else:
+                    messages.success(request, f"Saved revision {revision.number}.")
+                return redirect("runbook_detail", slug=runbook.slug)
+    else:
+        last = revision_latest(runbook=runbook)
+        form = RunbookEditForm(initial={
+            "text": runbook_text(runbook=runbook),
+            "base_revision": last.number if last else None,
+        })
+    return render(request, "kb/runbook_edit.html", {"runbook": runbook, "form": form})
+
+
+@require_GET
+def runbook_history(request: HttpRequest, slug: str) -> HttpResponse:
+    runbook = get_object_or_404(Runbook, slug=slug)
+    old, new, diff = revision_compare(
+        runbook=runbook, a=_int_or_none(request.GET.get("a")), b=_int_or_none(request.GET.get("b"))
+    )
+    ctx = {
+        "runbook": runbook,
+        "revisions": revision_list(runbook=runbook),
+        "old": old,
+        "new": new,
+        "diff": diff,
+        "can_edit": runbook_can_edit(user=request.user, runbook=runbook),
+    }
+    return render(request, "kb/runbook_history.html", ctx)
+
+
+@require_GET
+def runbook_raw(request: HttpRequest, slug: str) -> HttpResponse:
+    runbook = get_object_or_404(Runbook, slug=slug)
+    response = HttpResponse(runbook_text(runbook=runbook), content_type="text/markdown; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{runbook.slug}.md"'
+    return response

@@ -1,0 +1,246 @@
+"""Shared fixtures (the cast, in the spirit of healthchecks' hc/test.py):
+
+- alice is a plain member of team Ops: she reads runbooks, never edits them.
+- bob is an admin of team Ops: he may edit runbooks that have no owning team
+  (the shipped catalog) and Ops' own runbooks.
+- carol is staff: she may edit every runbook.
+- mallory is in another team (Other) as admin: she may edit unowned runbooks
+  but not Ops-owned ones.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+DISK_FULL = """\
+---
+slug: disk-full
+title: A disk filled up and writes fail
+summary: >-
+  A local disk reached 100% and every write to it fails with "No space left
+  on device".
+components: [os, hdfs]
+severity: high
+symptoms:
+  - id: no-space-left-on-device
+    title: Write failed, no space left on device
+    patterns:
+      - 'No space left on device'
+    level: ERROR
+    examples:
+      - 'java.io.IOException: No space left on device'
+    role: required
+    weight: 0.7
+knobs:
+  - key: dfs.datanode.du.reserved
+    component: hdfs-datanode
+    file: hdfs-site.xml
+    default: "0"
+    defaults:
+      - {versions: "<3.0", value: "0"}
+    recommended: "10737418240"
+    why: keeps room for the OS and the logs
+fixes:
+  - title: Find what filled the disk
+    kind: diagnosis
+    steps:
+      - text: Show the fullest file systems.
+        command: df -h /data
+  - title: Free space now
+    kind: mitigation
+    steps:
+      - text: Remove old container logs.
+        command: find /data/yarn/logs -mtime +7 -delete
+tickets:
+  - id: HDFS-1234
+    title: Reserve space for non-DFS use
+    status: fixed
+    affected: "<2.8.0"
+    fixed_in: ["2.8.0"]
+    url: https://issues.apache.org/jira/browse/HDFS-1234
+references:
+  - {title: "Linux df manual", url: "https://man7.org/linux/man-pages/man1/df.1.html"}
+---
+## Summary
+
+The disk is full. See [the df manual](https://man7.org/linux/man-pages/man1/df.1.html).
+
+## Resolution
+
+Delete old logs, then add `dfs.datanode.du.reserved`.
+"""
+
+GC_PAUSE = """\
+---
+slug: jvm-long-gc-pause
+title: Long stop-the-world GC pause stalls the JVM
+summary: >-
+  A garbage collection stopped the JVM for seconds; heartbeats time out.
+components: [jvm, flink]
+severity: medium
+symptoms:
+  - id: jvm-pause-detected
+    title: JVM pause monitor saw a long stop
+    patterns:
+      - 'Detected pause in JVM or host machine \\(eg GC\\): pause of approximately (?P<pause_ms>\\d+)ms'
+    captures: {pause_ms: ms}
+    role: required
+    weight: 0.6
+  - id: flink-tm-heartbeat-timeout
+    title: Flink lost the heartbeat of a TaskManager
+    patterns:
+      - 'Heartbeat of TaskManager with id \\S+ timed out'
+    role: supporting
+    weight: 0.1
+knobs:
+  - key: taskmanager.memory.process.size
+    component: flink
+    file: flink-conf.yaml
+    default: "1728m"
+    recommended: "4096m"
+    why: a bigger heap collects less often
+fixes:
+  - title: Give the heap room
+    kind: permanent
+    steps:
+      - text: Raise the TaskManager memory.
+        command: "echo 'taskmanager.memory.process.size: 4096m' >> flink-conf.yaml"
+differential:
+  - {slug: kernel-soft-lockup-stalls-jvm, how: "the kernel log shows a soft lockup; GC logs show no pause"}
+---
+## Summary
+
+Garbage collection stopped the world.
+"""
+
+SOFT_LOCKUP = """\
+---
+slug: kernel-soft-lockup-stalls-jvm
+title: Kernel soft lockups stall every JVM on the host
+summary: >-
+  The kernel hit soft lockups and every JVM on the host stalled.
+components: [kernel]
+severity: critical
+symptoms:
+  - id: kernel-soft-lockup
+    title: Kernel soft lockup
+    patterns:
+      - 'BUG: soft lockup - CPU#(?P<cpu>\\d+) stuck for (?P<stuck_s>\\d+)s!'
+    captures: {cpu: int, stuck_s: s}
+    role: required
+    weight: 0.6
+  - id: flink-tm-heartbeat-timeout
+    title: Flink lost the heartbeat of a TaskManager
+    patterns:
+      - 'Heartbeat of TaskManager with id \\S+ timed out'
+    role: supporting
+    weight: 0.1
+fixes:
+  - title: Check the host
+    kind: diagnosis
+    steps:
+      - text: Look for lockups in the kernel log.
+        command: dmesg -T | grep -i 'soft lockup'
+differential:
+  - {slug: jvm-long-gc-pause, how: "GC logs show the pause"}
+---
+## Summary
+
+The host kernel stalled.
+"""
+
+RUNBOOK_TEXTS = {
+    "disk-full": DISK_FULL,
+    "jvm-long-gc-pause": GC_PAUSE,
+    "kernel-soft-lockup-stalls-jvm": SOFT_LOCKUP,
+}
+
+
+@pytest.fixture
+def runbook_texts() -> dict[str, str]:
+    return dict(RUNBOOK_TEXTS)
+
+
+@pytest.fixture
+def runbooks_dir(tmp_path: Path) -> Path:
+    """Three small valid runbook files (two share flink-tm-heartbeat-timeout)."""
+    directory = tmp_path / "runbooks"
+    directory.mkdir()
+    for slug, text in RUNBOOK_TEXTS.items():
+        (directory / f"{slug}.md").write_text(text, encoding="utf-8")
+    (directory / "README.md").write_text("# not a runbook\n", encoding="utf-8")
+    return directory
+
+
+@pytest.fixture
+def synced(db, runbooks_dir: Path):
+    """The runbooks of runbooks_dir loaded into the database."""
+    from kb.services.runbooks import runbook_sync
+
+    return runbook_sync(directory=runbooks_dir)
+
+
+@pytest.fixture
+def team(db):
+    from kb.models import Team
+
+    return Team.objects.create(name="Ops", slug="ops")
+
+
+@pytest.fixture
+def other_team(db):
+    from kb.models import Team
+
+    return Team.objects.create(name="Other", slug="other")
+
+
+def _user(username: str, **extra):
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.create_user(username, password="pw-" + username, **extra)
+
+
+@pytest.fixture
+def alice(team):
+    from kb.models import Membership
+
+    user = _user("alice")
+    Membership.objects.create(user=user, team=team, role=Membership.Role.MEMBER)
+    return user
+
+
+@pytest.fixture
+def bob(team):
+    from kb.models import Membership
+
+    user = _user("bob")
+    Membership.objects.create(user=user, team=team, role=Membership.Role.ADMIN)
+    return user
+
+
+@pytest.fixture
+def carol(db):
+    return _user("carol", is_staff=True)
+
+
+@pytest.fixture
+def mallory(other_team):
+    from kb.models import Membership
+
+    user = _user("mallory")
+    Membership.objects.create(user=user, team=other_team, role=Membership.Role.ADMIN)
+    return user
+
+
+@pytest.fixture
+def client_alice(client, alice):
+    client.force_login(alice)
+    return client
+
+
+@pytest.fixture
+def client_bob(client, bob):
+    client.force_login(bob)
+    return client
