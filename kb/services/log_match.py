@@ -18,10 +18,8 @@ MAX_EVIDENCE = 20
 def log_match_fallback(text: str, runbooks: list[dict[str, Any]]) -> dict[str, Any]:
     catalog = Catalog({m["slug"]: ParsedRunbook(slug=m["slug"], meta=m, body="") for m in runbooks})
     users = catalog.symptom_users()
-    compiled = {
-        sid: [re.compile(p) for p in d.get("patterns") or []]
-        for sid, d in catalog.symptom_definitions().items()
-    }
+    definitions = catalog.symptom_definitions()
+    compiled = {sid: [re.compile(p) for p in d.get("patterns") or []] for sid, d in definitions.items()}
     hits: dict[str, list[dict[str, Any]]] = {}
     for n, line in enumerate(text.splitlines(), start=1):
         for sid, patterns in compiled.items():
@@ -48,8 +46,8 @@ def log_match_fallback(text: str, runbooks: list[dict[str, Any]]) -> dict[str, A
         })
     findings.sort(key=lambda f: (-f["matched_symptoms"], -f["confidence"], f["runbook"]))
     symptoms = [
-        {"id": sid, "count": len(lines), "candidate_runbooks": users.get(sid, []),
-         "first_line": lines[0]["line"]}
+        {"id": sid, "title": definitions[sid].get("title", sid), "count": len(lines),
+         "candidate_runbooks": users.get(sid, []), "example": lines[0]}
         for sid, lines in sorted(hits.items())
     ]
     return {"findings": findings, "symptoms": symptoms, "engine": "fallback"}

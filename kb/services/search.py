@@ -60,20 +60,22 @@ def runbook_search_words(*, q: str, limit: int = 50) -> list[WordHit]:
 def _analyze(text: str, metas: list[dict[str, Any]]) -> dict[str, Any]:
     try:
         from analyzers.engine import analyze_text
-    except ImportError:  # the engine is not there yet: plain signature matching
+    except ImportError:  # the engine is not there: plain signature matching
         from kb.services.log_match import log_match_fallback
 
         return log_match_fallback(text, metas)
     result = analyze_text(text, metas)
-    result.setdefault("engine", "analyzers")
+    result["engine"] = (result.get("stats") or {}).get("engine", "local")
     return result
 
 
 def runbook_search_log(*, text: str) -> dict[str, Any]:
     """Match a pasted log excerpt against every runbook's signatures.
 
-    Returns the engine result (CONTRACT.md section 2 shape) with the Runbook
-    rows attached: findings[i]["runbook_obj"], symptoms[i]["candidates"].
+    Returns the engine result (CONTRACT.md section 2 shape) with Runbook rows
+    attached for the page: findings[i]["runbook_obj"]; for each symptom its
+    candidate runbooks split into "explained_by" (already findings) and
+    "candidates" (possible causes that the excerpt alone cannot confirm).
     """
     text = (text or "")[:MAX_LOG_CHARS].replace("\r\n", "\n")
     runbooks = {r.slug: r for r in Runbook.objects.all()}
@@ -84,7 +86,7 @@ def runbook_search_log(*, text: str) -> dict[str, Any]:
         finding["runbook_obj"] = runbooks.get(finding["runbook"])
     found = {f["runbook"] for f in result["findings"]}
     for symptom in result["symptoms"]:
-        symptom["candidates"] = [runbooks[s] for s in symptom.get("candidate_runbooks", []) if s in runbooks]
-        # Symptoms already explained by a finding are not "possible causes".
-        symptom["explained"] = bool(found & set(symptom.get("candidate_runbooks", [])))
+        slugs = [s for s in symptom.get("candidate_runbooks", []) if s in runbooks]
+        symptom["explained_by"] = [runbooks[s] for s in slugs if s in found]
+        symptom["candidates"] = [runbooks[s] for s in slugs if s not in found]
     return result
