@@ -65,8 +65,9 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    # Every view needs a login unless marked @login_not_required (token API, login page).
-    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    # Every view needs a login unless marked @login_not_required or under
+    # LOGIN_EXEMPT_PREFIXES (the token API authenticates itself: 401, no redirect).
+    "kb.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -108,6 +109,7 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+LOGIN_EXEMPT_PREFIXES = ["/api/"]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -24,7 +24,8 @@ def runbook_text(*, runbook: Runbook, canonical: bool = False) -> str:
                 parsed = parse_runbook(last.text)
             except RunbookError:
                 parsed = None
-            if parsed is not None and meta_to_json(parsed.meta) == runbook.meta and parsed.body == runbook.body:
+            same = parsed is not None and meta_to_json(parsed.meta) == runbook.meta
+            if same and parsed.body == runbook.body:
                 return last.text
     return dump_runbook(runbook.meta, runbook.body)
 

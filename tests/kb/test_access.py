@@ -109,3 +109,28 @@ def test_it_enforces_csrf_on_logout(alice):
 
     assert client.post(reverse("logout")).status_code == 403
     assert client.get(reverse("home")).status_code == 200  # still logged in
+
+
+def test_it_leaves_the_token_api_prefix_to_its_own_auth(rf):
+    from django.contrib.auth.models import AnonymousUser
+
+    from kb.middleware import LoginRequiredMiddleware
+
+    middleware = LoginRequiredMiddleware(lambda request: None)
+
+    def view(request):
+        return None
+
+    for path, redirected in [("/api/v1/analyses/1", False), ("/runbooks/", True), ("/apiary/", True)]:
+        request = rf.get(path)
+        request.user = AnonymousUser()
+        response = middleware.process_view(request, view, (), {})
+        assert (response is not None and response.status_code == 302) == redirected, path
+
+
+def test_it_explains_a_refused_edit(client_alice, synced):
+    response = client_alice.get(reverse("runbook_edit", args=["disk-full"]))
+
+    assert response.status_code == 403
+    assert b"<title>Not allowed" in response.content
+    assert b"team admins" in response.content

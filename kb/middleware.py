@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from django.conf import settings
+from django.contrib.auth.middleware import LoginRequiredMiddleware as DjangoLoginRequiredMiddleware
+from django.http import HttpRequest, HttpResponse
+
+
+class LoginRequiredMiddleware(DjangoLoginRequiredMiddleware):
+    """Django's LoginRequiredMiddleware (every view needs a session login
+    unless decorated with @login_not_required), plus path prefixes that
+    authenticate themselves: the token API answers 401, never a redirect
+    to the login page (settings.LOGIN_EXEMPT_PREFIXES)."""
+
+    def process_view(
+        self, request: HttpRequest, view_func: Callable[..., Any], view_args: Any, view_kwargs: Any
+    ) -> HttpResponse | None:
+        if request.path_info.startswith(tuple(settings.LOGIN_EXEMPT_PREFIXES)):
+            return None
+        return super().process_view(request, view_func, view_args, view_kwargs)
