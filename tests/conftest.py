@@ -177,7 +177,7 @@ def runbooks_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def synced(db, runbooks_dir: Path):
     """The runbooks of runbooks_dir loaded into the database."""
-    from kb.services.runbooks import runbook_sync
+    from kb.services.sync import runbook_sync
 
     return runbook_sync(directory=runbooks_dir)
 

@@ -1,23 +1,16 @@
-"""Writing runbooks: sync from files, edit in the app. The derived tables
-(symptoms, knobs, fixes, tickets, references) are rebuilt from `meta` here,
-on every save that changes the content.
+"""Saving runbooks (from a file sync or an edit in the app). The derived
+tables (symptoms, knobs, fixes, tickets, references) are rebuilt from `meta`
+here, on every save that changes the content.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from django.db import transaction
 
-from analyzers.runbooks import (
-    SYMPTOM_DEF_KEYS,
-    RunbookError,
-    load_runbooks,
-    parse_runbook,
-)
+from analyzers.runbooks import SYMPTOM_DEF_KEYS, RunbookError, parse_runbook
 from analyzers.runbooks import Runbook as ParsedRunbook
 from kb.models import (
     Fix,
@@ -34,26 +27,6 @@ from kb.models import (
 
 class RunbookConflict(RunbookError):
     """The runbook was saved by someone else since the editor loaded it."""
-
-
-@dataclass
-class SyncResult:
-    directory: str
-    created: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    # In the database but not on disk: reported, never deleted by a sync.
-    missing: list[str] = field(default_factory=list)
-
-    def summary(self) -> str:
-        total = len(self.created) + len(self.updated) + len(self.unchanged)
-        line = (
-            f"{total} runbooks in {self.directory}: {len(self.created)} created, "
-            f"{len(self.updated)} updated, {len(self.unchanged)} unchanged"
-        )
-        if self.missing:
-            line += f"; {len(self.missing)} only in the database (not deleted): {', '.join(self.missing)}"
-        return line
 
 
 def runbook_file_path(slug: str) -> str:
@@ -144,35 +117,6 @@ def _derive_tables(runbook: Runbook) -> None:
     )
     # A symptom no runbook lists any more is gone from the catalog.
     Symptom.objects.filter(uses__isnull=True).delete()
-
-
-def runbook_sync(*, directory: str | Path) -> SyncResult:
-    """Load every runbook file of `directory` into the database, all or nothing.
-
-    Raises RunbookError (naming the file and the reason) before writing
-    anything when a file is invalid.
-    """
-    directory = Path(directory)
-    if not directory.is_dir():
-        raise RunbookError(f"{directory}: not a directory")
-    catalog = load_runbooks(directory)
-    texts = {}
-    for slug, parsed in catalog.runbooks.items():
-        text = Path(parsed.path).read_text(encoding="utf-8")
-        again = parse_runbook(text, parsed.path, expected_slug=slug)
-        if again.meta != parsed.meta or again.body != parsed.body:
-            raise RunbookError(f"{parsed.path}: changed while syncing; run the sync again")
-        texts[slug] = text
-
-    result = SyncResult(directory=str(directory))
-    with transaction.atomic():
-        for slug, parsed in catalog.runbooks.items():
-            _, status = runbook_save(parsed=parsed, text=texts[slug], message="sync_runbooks")
-            getattr(result, status).append(slug)
-        result.missing = list(
-            Runbook.objects.exclude(slug__in=list(catalog.runbooks)).values_list("slug", flat=True)
-        )
-    return result
 
 
 def _check_against_others(parsed: ParsedRunbook, path: str) -> None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from io import StringIO
 from pathlib import Path
 
 import pytest
@@ -18,8 +19,6 @@ def _snapshot() -> dict[str, list]:
 
 
 def _sync(directory: Path) -> str:
-    from io import StringIO
-
     out = StringIO()
     call_command("sync_runbooks", "--dir", str(directory), stdout=out)
     return out.getvalue()
@@ -115,6 +114,72 @@ def test_it_keeps_the_database_as_it_was_when_a_later_sync_is_invalid(runbooks_d
         _sync(runbooks_dir)
 
     assert "flink-tm-heartbeat-timeout" in str(excinfo.value)
+    assert _snapshot() == before
+
+
+def _edit_in_app(slug: str, old: str, new: str) -> None:
+    from django.contrib.auth import get_user_model
+
+    from kb.services.export import runbook_text
+    from kb.services.runbooks import runbook_update
+
+    editor = get_user_model().objects.create_user("editor")
+    runbook = Runbook.objects.get(slug=slug)
+    runbook_update(runbook=runbook, text=runbook_text(runbook=runbook).replace(old, new), author=editor)
+
+
+def test_it_keeps_an_edit_made_in_the_app_since_the_file_was_loaded(runbooks_dir):
+    _sync(runbooks_dir)
+    _edit_in_app("disk-full", "severity: high", "severity: low")
+
+    out = _sync(runbooks_dir)
+
+    assert "1 kept as edited in the app (disk-full" in out
+    disk = Runbook.objects.get(slug="disk-full")
+    assert disk.severity == "low" and disk.revisions.count() == 2
+
+
+def test_it_takes_the_files_over_app_edits_with_force(runbooks_dir):
+    _sync(runbooks_dir)
+    _edit_in_app("disk-full", "severity: high", "severity: low")
+
+    call_command("sync_runbooks", "--dir", str(runbooks_dir), "--force", stdout=StringIO())
+
+    disk = Runbook.objects.get(slug="disk-full")
+    assert disk.severity == "high"
+    assert disk.revisions.first().text == (runbooks_dir / "disk-full.md").read_text()
+
+
+def test_it_takes_a_file_changed_after_an_app_edit(runbooks_dir):
+    _sync(runbooks_dir)
+    _edit_in_app("disk-full", "severity: high", "severity: low")
+    path = runbooks_dir / "disk-full.md"
+    path.write_text(path.read_text().replace("severity: high", "severity: medium"))
+
+    out = _sync(runbooks_dir)
+
+    assert "1 updated" in out
+    assert Runbook.objects.get(slug="disk-full").severity == "medium"
+
+
+def _with_symptom(pattern: str) -> str:
+    return (
+        "symptoms:\n  - id: new-shared\n    title: New\n"
+        f"    patterns: ['{pattern}']\n    role: supporting\n    weight: 0.1\n"
+    )
+
+
+def test_it_refuses_an_app_edit_that_no_longer_agrees_with_the_files(runbooks_dir):
+    _sync(runbooks_dir)
+    _edit_in_app("jvm-long-gc-pause", "symptoms:\n", _with_symptom("foo bar"))
+    # The files add the same symptom id with another pattern elsewhere.
+    path = runbooks_dir / "kernel-soft-lockup-stalls-jvm.md"
+    path.write_text(path.read_text().replace("symptoms:\n", _with_symptom("foo baz")))
+    before = _snapshot()
+
+    with pytest.raises(CommandError, match="new-shared.*--force"):
+        _sync(runbooks_dir)
+
     assert _snapshot() == before
 
 

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analyzers.runbooks import RunbookError
-from kb.services.runbooks import runbook_sync
+from kb.services.sync import runbook_sync
 
 
 class Command(BaseCommand):
@@ -14,10 +14,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dir", default=str(settings.RUNBOOKS_DIR), help="runbook directory")
+        parser.add_argument(
+            "--force", action="store_true",
+            help="take the files even over runbooks edited in the app since the last sync",
+        )
 
     def handle(self, *args: Any, **options: Any) -> str:
         try:
-            result = runbook_sync(directory=options["dir"])
+            result = runbook_sync(directory=options["dir"], force=options["force"])
         except RunbookError as exc:
             raise CommandError(f"sync_runbooks: nothing loaded: {exc}") from None
         return result.summary()
