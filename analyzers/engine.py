@@ -223,7 +223,7 @@ def _bundle_year(by_file: dict[str, list[RangeResult]]) -> int | None:
         for r in rs:
             for h in r.hits[:50]:
                 if h.header:
-                    hdr = timestamps.parse_header(h.header, None)
+                    hdr = timestamps.parse_header(h.header, 0)  # 0: year-less lines come back as 0000 and are skipped
                     if hdr and hdr.timestamp and hdr.timestamp[:4].isdigit() and hdr.timestamp[:4] != "0000":
                         years[int(hdr.timestamp[:4])] += 1
     return years.most_common(1)[0][0] if years else None
