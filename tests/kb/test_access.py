@@ -134,3 +134,10 @@ def test_it_explains_a_refused_edit(client_alice, synced):
     assert response.status_code == 403
     assert b"<title>Not allowed" in response.content
     assert b"team admins" in response.content
+
+
+def test_it_sends_a_content_security_policy(client_alice, synced):
+    response = client_alice.get(reverse("runbook_detail", args=["disk-full"]))
+
+    csp = response["Content-Security-Policy"]
+    assert "script-src 'self';" in csp and "object-src 'none'" in csp
