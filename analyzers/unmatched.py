@@ -12,6 +12,10 @@ from drain3 import TemplateMiner
 from drain3.masking import MaskingInstruction
 from drain3.template_miner_config import TemplateMinerConfig
 
+import logging
+
+logging.getLogger("drain3").setLevel(logging.WARNING)  # it logs INFO chatter on every start
+
 MAX_LINES = 20_000
 MAX_TEMPLATES = 50
 
