@@ -11,9 +11,11 @@ from kb.models.runbooks import (
     Symptom,
     Ticket,
 )
+from kb.models.incidents import Analysis, ApiToken, Bundle, Finding, Incident
 from kb.models.teams import Membership, Team
 
 __all__ = [
+    "Analysis", "ApiToken", "Bundle", "Finding", "Incident",
     "Fix", "FixStep", "Knob", "Membership", "Reference", "Runbook", "RunbookRevision",
     "RunbookSymptom", "Symptom", "Team", "Ticket",
 ]
