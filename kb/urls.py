@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 
 from kb.views import runbooks, search
 
@@ -23,4 +23,7 @@ urlpatterns = [
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    # Incident pages, and the upload/analysis pipeline with its token API.
+    path("", include("kb.urls_incidents")),
+    path("", include("kb.urls_pipeline")),
 ]
