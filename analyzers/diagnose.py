@@ -14,7 +14,7 @@ from typing import Any
 from analyzers.conditions import all_hold
 from analyzers.model import Hit
 from analyzers.runbooks import parse_duration_ms
-from analyzers.versions import at_least, in_range
+from analyzers.versions import in_range
 
 MAX_EVIDENCE_PER_SYMPTOM = 10
 VERSION_IN_RANGE_BONUS = 0.05
@@ -78,30 +78,21 @@ def _relation_holds(rel: dict[str, Any], present: dict[str, list[Hit]]) -> Hit |
 
 
 def _version_adjustment(rb: dict[str, Any], versions: dict[str, list[str]]) -> tuple[float, list[str]]:
+    """A detected version inside the runbook's affected range raises confidence; outside lowers it."""
     delta, notes = 0.0, []
     for av in rb.get("affected_versions") or []:
         for v in versions.get(av["component"], []):
             try:
-                if in_range(v, av["range"]):
-                    delta += VERSION_IN_RANGE_BONUS
-                    notes.append(f"+{VERSION_IN_RANGE_BONUS:.2f} {av['component']} {v} is in the affected range {av['range']}")
-                    break
+                inside = in_range(v, av["range"])
             except ValueError:
                 continue
-    comp_of_ticket = {av["component"] for av in rb.get("affected_versions") or []}
-    for t in rb.get("tickets") or []:
-        fixed = t.get("fixed_in") or []
-        if t.get("status") != "fixed" or not fixed:
-            continue
-        for comp in comp_of_ticket:
-            for v in versions.get(comp, []):
-                try:
-                    if all(at_least(v, f) for f in fixed):
-                        delta -= VERSION_FIXED_PENALTY
-                        notes.append(f"-{VERSION_FIXED_PENALTY:.2f} {comp} {v} already has the fix of {t['id']}")
-                        break
-                except ValueError:
-                    continue
+            if inside:
+                delta += VERSION_IN_RANGE_BONUS
+                notes.append(f"+{VERSION_IN_RANGE_BONUS:.2f} {av['component']} {v} is in the affected range {av['range']}")
+            else:
+                delta -= VERSION_FIXED_PENALTY
+                notes.append(f"-{VERSION_FIXED_PENALTY:.2f} {av['component']} {v} is outside the affected range {av['range']}")
+            break
     return delta, notes
 
 

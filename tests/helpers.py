@@ -49,5 +49,18 @@ def expected(case: Path) -> dict:
     return json.loads((case / "expected.json").read_text())
 
 
+# Files that describe a fixture case but are not part of the bundle an operator would upload.
+CASE_META = ("expected.json", "SOURCE.md")
+
+
+def bundle_copy(case: Path, dest: Path) -> Path:
+    """The case's bundle without its metadata files (SOURCE.md quotes signatures)."""
+    import shutil
+
+    target = dest / case.name
+    shutil.copytree(case, target, ignore=shutil.ignore_patterns(*CASE_META))
+    return target
+
+
 def case_id(case: Path) -> str:
     return str(case.relative_to(FIXTURES))

@@ -68,8 +68,7 @@ def test_findings_are_ranked_by_confidence_and_explained():
 
 def test_version_evidence_moves_confidence():
     book = rb("lease", [sym("interrupted-close", "required", 0.6)],
-              affected_versions=[{"component": "hadoop", "range": "<2.8"}],
-              tickets=[{"id": "HDFS-10549", "title": "t", "status": "fixed", "fixed_in": ["2.8.0"]}])
+              affected_versions=[{"component": "hadoop", "range": "<2.8"}])
     occ = {"interrupted-close": [hit("interrupted-close")]}
     assert diagnose(occ, [book], {"hadoop": ["2.5.0-cdh5.2.0"]}, {})[0]["confidence"] == 0.65
     assert diagnose(occ, [book], {"hadoop": ["3.3.0"]}, {})[0]["confidence"] == 0.45
