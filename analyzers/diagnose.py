@@ -98,17 +98,21 @@ def _version_adjustment(rb: dict[str, Any], versions: dict[str, list[str]]) -> t
 
 def diagnose(occurrences: dict[str, list[Hit]], runbooks: list[dict[str, Any]],
              versions: dict[str, list[str]], config: dict[str, str]) -> list[dict[str, Any]]:
-    users = symptom_users(runbooks)
+    requirers: dict[str, list[str]] = defaultdict(list)
+    for rb in runbooks:
+        for s in rb["symptoms"]:
+            if s["role"] == "required":
+                requirers[s["id"]].append(rb["slug"])
     findings = []
     for rb in runbooks:
-        f = _diagnose_one(rb, occurrences, users, versions, config)
+        f = _diagnose_one(rb, occurrences, requirers, versions, config)
         if f is not None:
             findings.append(f)
     findings.sort(key=lambda f: (-f["confidence"], -len(f["evidence"]), f["runbook"]))
     return findings
 
 
-def _diagnose_one(rb, occurrences, users, versions, config) -> dict[str, Any] | None:
+def _diagnose_one(rb, occurrences, requirers, versions, config) -> dict[str, Any] | None:
     present: dict[str, list[Hit]] = {}
     for s in rb["symptoms"]:
         hits = [h for h in occurrences.get(s["id"], []) if all_hold(s.get("where"), h.captures)]
@@ -117,7 +121,9 @@ def _diagnose_one(rb, occurrences, users, versions, config) -> dict[str, Any] | 
     required = [s for s in rb["symptoms"] if s["role"] == "required"]
     if not all(s["id"] in present for s in required):
         return None
-    specific = any(users.get(s["id"]) == [rb["slug"]] for s in required) or len(required) >= 2
+    # A symptom other runbooks also require is shared evidence, not a diagnosis:
+    # alone it gives candidates, not a finding.
+    specific = any(requirers.get(s["id"]) == [rb["slug"]] for s in required) or len(required) >= 2
     if not specific:
         return None
     score, why = 0.0, []

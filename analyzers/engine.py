@@ -20,7 +20,7 @@ from analyzers.bundle import stage_bundle
 from analyzers.conditions import typed
 from analyzers.diagnose import diagnose, evidence_item, symptom_summary
 from analyzers.facts import effective_config, extract_facts
-from analyzers.model import BundleFile, Hit, Limits, StagedBundle
+from analyzers.model import BundleError, BundleFile, Hit, Limits, StagedBundle
 from analyzers.scan import RangeResult, plan_ranges, scan_range
 from analyzers.signatures import Signature, matcher_for, signatures_from_runbooks
 from analyzers.unmatched import unmatched_templates
@@ -74,6 +74,9 @@ def _analyze_in(paths, workdir, runbooks, engine, limits, runner, range_bytes, t
     if progress:
         progress("unpacking", 0)
     staged = stage_bundle(paths, workdir, limits)
+    if not staged.files:
+        skipped = "; ".join(f"{s.path}: {s.reason}" for s in staged.skipped[:3])
+        raise BundleError(f"{', '.join(map(str, paths))}: no log files found" + (f" (skipped {skipped})" if skipped else ""))
     return analyze_staged(staged, runbooks, engine=engine, limits=limits, runner=runner,
                           range_bytes=range_bytes, started=t0, startup_seconds=startup_seconds,
                           progress=progress)

@@ -81,3 +81,15 @@ def test_knobs_report_the_value_found_in_the_bundle():
     (f,) = diagnose({"not-enough-replicas": [hit("not-enough-replicas")]}, [book], {},
                     {"dfs.client.block.write.locateFollowingBlock.retries": "5"})
     assert f["knobs"][0]["found"] == "5" and f["knobs"][0]["recommended"] == "10"
+
+
+def test_a_symptom_others_only_support_still_diagnoses_the_runbook_that_requires_it():
+    heap = [rb("heap-oom", [sym("java-heap-oom", "required", 0.6)]),
+            rb("buckets", [sym("bucket-histogram", "required", 0.6), sym("java-heap-oom", "supporting", 0.1)])]
+    (f,) = diagnose({"java-heap-oom": [hit("java-heap-oom")]}, heap, {}, {})
+    assert f["runbook"] == "heap-oom"
+
+
+def test_a_symptom_two_runbooks_require_is_not_a_finding_alone():
+    two = [rb("a", [sym("shared", "required")]), rb("b", [sym("shared", "required")])]
+    assert diagnose({"shared": [hit("shared")]}, two, {}, {}) == []

@@ -19,6 +19,8 @@ from analyzers.runbooks import RunbookError, load_runbooks
 
 class Command(BaseCommand):
     help = "Analyse log bundles and print ranked root causes as JSON."
+    # The CLI needs no database, broker or upload directories: skip the system checks about them.
+    requires_system_checks: list = []
 
     def add_arguments(self, parser):
         parser.add_argument("paths", nargs="+", metavar="PATH")
