@@ -130,6 +130,7 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[di
     version_evidence: list[dict[str, Any]] = []
     notes = list(staged.notes)
     lines_total = bytes_total = error_total = 0
+    errors_sampled = False
     for path in sorted(by_file):
         f = files[path]
         offset = 0
@@ -159,6 +160,7 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[di
             lines_total += r.lines
             bytes_total += r.bytes
             error_total += r.error_count
+            errors_sampled = errors_sampled or r.errors_sampled
         error_lines = [e for e in error_lines if not (e[0] == path and e[1] in matched_lines)]
 
     facts = [fact for f in staged.files for fact in extract_facts(f)]
@@ -200,7 +202,7 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[di
         "notes": notes,
         "stats": {
             "files": len(staged.files), "lines": lines_total, "bytes": bytes_total,
-            "error_lines": error_total, "facts": len(facts),
+            "error_lines": error_total, "error_lines_sampled": errors_sampled, "facts": len(facts),
             "matcher": matcher_for(signatures_from_runbooks(runbooks)).engine,
         },
     }

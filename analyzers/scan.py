@@ -21,7 +21,7 @@ from analyzers.signatures import ERROR_KEY, VERSION_KEY_PREFIX, Matcher
 
 CHUNK = 8 * 1024 * 1024
 MAX_TEXT = 2000              # characters of a line kept for display
-MAX_ERROR_LINES = 2000       # unmatched-candidate lines kept per range (the rest are only counted)
+MAX_ERROR_LINES = 2000       # unmatched-candidate lines sampled per range for templates
 HEADER_LOOKBACK_LINES = 400  # how far up a stack trace we look for the record's first line
 HEADER_LOOKBACK_BYTES = 256 * 1024
 
@@ -43,7 +43,8 @@ class RangeResult:
     bytes: int = 0
     hits: list[RawHit] = field(default_factory=list)
     errors: list[tuple[int, str, str | None]] = field(default_factory=list)  # (line_in_range, text, header)
-    error_count: int = 0
+    error_count: int = 0             # error lines seen while sampling (all of them unless errors_sampled)
+    errors_sampled: bool = False     # the sample filled up; later blocks were scanned without the error pattern
     versions: list[tuple[str, str, int, str]] = field(default_factory=list)  # (component, version, line, text)
     cut_lines: list[tuple[int, int]] = field(default_factory=list)           # (line_in_range, bytes kept)
 
@@ -193,7 +194,8 @@ def _skip_line(f, pos: int) -> int:
 def _scan_block(data: bytes, base: int, line_no: int, result: RangeResult, matcher: Matcher,
                 headers: _HeaderFinder) -> None:
     prev_off, prev_line = 0, line_no
-    for idx, ls, le in matcher.candidates(data):
+    sampling = len(result.errors) < MAX_ERROR_LINES
+    for idx, ls, le in matcher.candidates(data, errors=sampling):
         line = data[ls:le].decode("utf-8", errors="replace").rstrip("\r")
         m = matcher.confirm(idx, line)
         if m is None:
@@ -205,6 +207,8 @@ def _scan_block(data: bytes, base: int, line_no: int, result: RangeResult, match
             result.error_count += 1
             if len(result.errors) < MAX_ERROR_LINES:
                 result.errors.append((lineno, line[:MAX_TEXT], headers.find(data, ls, base, line)))
+            else:
+                result.errors_sampled = True
         elif key.startswith(VERSION_KEY_PREFIX):
             result.versions.append((key[len(VERSION_KEY_PREFIX):], m.group(1), lineno, line[:MAX_TEXT]))
         else:

@@ -90,34 +90,38 @@ class Matcher:
     def __init__(self, signatures: list[Signature]):
         self.signatures = signatures
         self.regexes = [re.compile(s.pattern) for s in signatures]
-        self._db = self._compile() if hyperscan is not None else None
+        # A second database without the error-line pattern: once a range has sampled
+        # enough unmatched error lines, scanning goes on without paying for them.
+        self._signature_ids = [i for i, s in enumerate(signatures) if s.key != ERROR_KEY]
+        self._db = self._compile(list(range(len(signatures)))) if hyperscan is not None else None
+        self._db_no_errors = self._compile(self._signature_ids) if hyperscan is not None else None
 
     @property
     def engine(self) -> str:
         return "hyperscan" if self._db is not None else "python-re"
 
-    def _compile(self):
+    def _compile(self, ids: list[int]):
         db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
-        exprs = [to_hyperscan(s.pattern) for s in self.signatures]
         db.compile(
-            expressions=exprs,
-            ids=list(range(len(exprs))),
-            elements=len(exprs),
-            flags=[flags] * len(exprs),
+            expressions=[to_hyperscan(self.signatures[i].pattern) for i in ids],
+            ids=ids,
+            elements=len(ids),
+            flags=[flags] * len(ids),
         )
         return db
 
-    def candidates(self, data: bytes) -> list[tuple[int, int, int]]:
+    def candidates(self, data: bytes, errors: bool = True) -> list[tuple[int, int, int]]:
         if self._db is None:
-            return self._candidates_python(data)
+            return self._candidates_python(data, errors)
+        db = self._db if errors else self._db_no_errors
         found: set[tuple[int, int]] = set()
         add = found.add
 
         def on_match(idx: int, _from: int, to: int, _flags: int, _ctx: Any) -> None:
             add((idx, data.rfind(b"\n", 0, to) + 1 if to else 0))
 
-        self._db.scan(data, match_event_handler=on_match)
+        db.scan(data, match_event_handler=on_match)
         out = []
         for idx, start in found:
             end = data.find(b"\n", start)
@@ -125,13 +129,14 @@ class Matcher:
         out.sort(key=lambda t: (t[1], t[0]))
         return out
 
-    def _candidates_python(self, data: bytes) -> list[tuple[int, int, int]]:
+    def _candidates_python(self, data: bytes, errors: bool) -> list[tuple[int, int, int]]:
         out = []
         pos = 0
+        ids = range(len(self.regexes)) if errors else self._signature_ids
         for raw in data.split(b"\n"):
             line = raw.decode("utf-8", errors="replace")
-            for idx, rx in enumerate(self.regexes):
-                if rx.search(line):
+            for idx in ids:
+                if self.regexes[idx].search(line):
                     out.append((idx, pos, pos + len(raw)))
             pos += len(raw) + 1
         return out
