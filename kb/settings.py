@@ -156,6 +156,10 @@ BUNDLE_MAX_FILES = envint("KB_BUNDLE_MAX_FILES", "20000")
 BUNDLE_MAX_RATIO = envint("KB_BUNDLE_MAX_RATIO", "200")
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 DATA_UPLOAD_MAX_NUMBER_FILES = UPLOAD_MAX_FILES
+# Every upload streams to a temporary file (in KB_UPLOAD_TEMP_DIR, else the
+# system's temp dir) and is cut short past UPLOAD_MAX_BYTES / UPLOAD_MAX_FILES (413).
+FILE_UPLOAD_HANDLERS = ["kb.uploads.BundleUploadHandler"]
+FILE_UPLOAD_TEMP_DIR = envstr("KB_UPLOAD_TEMP_DIR", "") or None
 
 # Celery: the Analysis row is the source of truth; the broker only carries ids.
 REDIS_URL = envstr("REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -167,16 +171,31 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = envint("KB_TASK_SOFT_TIME_LIMIT", "1500")
 CELERY_TASK_TIME_LIMIT = envint("KB_TASK_TIME_LIMIT", "1800")
+KB_TASK_MAX_RETRIES = envint("KB_TASK_MAX_RETRIES", "3")   # retries of transient errors (DB locked, Redis down)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     # Longer than the hard time limit, so a running task is never redelivered early.
     "visibility_timeout": CELERY_TASK_TIME_LIMIT + 300,
+    # Sweep for unacked messages of dead workers every 10 s, not every 100 s.
+    "unacked_restore_throttle": 1,
 }
+# On a broker connection loss a running analysis goes on: its lease in the
+# database (not the broker) keeps a redelivered copy from running it twice.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 # .delay() must not block a web request for ~20 s when Redis is down: the
 # reconciler re-enqueues queued analyses, so failing fast loses nothing.
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_PUBLISH_RETRY = False
 CELERY_WORKER_SEND_TASK_EVENTS = False
+
+# Analysis leases and the reconciler (kb.services.analyses).
+KB_LEASE_SECONDS = envint("KB_LEASE_SECONDS", "60")                # renewed every third of it while running
+KB_STARTUP_LEASE_SECONDS = envint("KB_STARTUP_LEASE_SECONDS", "600")  # while a SparkSession starts
+KB_MAX_ATTEMPTS = envint("KB_MAX_ATTEMPTS", "3")                   # claims before "worker crashed N times"
+KB_RECONCILE_INTERVAL = envint("KB_RECONCILE_INTERVAL", "30")      # seconds; 0: no reconciler thread in workers
+KB_REQUEUE_AFTER = envint("KB_REQUEUE_AFTER", "10")                # queued and never sent (broker was down)
+KB_REQUEUE_STALE_AFTER = envint("KB_REQUEUE_STALE_AFTER", "300")   # queued although sent (message lost)
+KB_WAITING_AFTER = envint("KB_WAITING_AFTER", "10")                # UI: "waiting for a worker"
 
 SPARK_MASTER = envstr("SPARK_MASTER", "local[*]")
 KB_ENGINE = envstr("KB_ENGINE", "spark")  # engine the worker uses: spark | local

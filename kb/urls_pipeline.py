@@ -1,1 +1,14 @@
-urlpatterns: list = []
+from __future__ import annotations
+
+from django.urls import path
+
+from kb.api import api
+from kb.views import pipeline
+
+urlpatterns = [
+    path("incidents/<int:incident_id>/upload/", pipeline.incident_upload, name="incident_upload"),
+    path("analyses/<int:analysis_id>/progress/", pipeline.analysis_progress, name="analysis_progress"),
+    path("analyses/<int:analysis_id>/reanalyse/", pipeline.analysis_reanalyse, name="analysis_reanalyse"),
+    # The token API: authenticates itself (401), outside the login middleware (LOGIN_EXEMPT_PREFIXES).
+    path("api/v1/", api.urls),
+]

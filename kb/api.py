@@ -1,0 +1,136 @@
+"""The token HTTP API (CONTRACT section 3), mounted at /api/v1/ by kb/urls_pipeline.py.
+
+    POST /api/v1/analyses          multipart file=<bundle>[, incident=<id>] -> 202 {"id", "url"}
+    GET  /api/v1/analyses/{id}     -> {"id", "status", "progress", "error", "result"}
+    GET  /api/v1/openapi.json      the OpenAPI document (public)
+
+`Authorization: Bearer <token>` only (a token in the query string is ignored);
+no valid token -> 401; another team's analysis or incident -> 404.
+"""
+
+from __future__ import annotations
+
+from functools import wraps
+from typing import Any, Literal, Optional
+
+from django.db import transaction
+from django.http import HttpRequest, JsonResponse
+from django.urls import URLPattern, path, reverse
+from ninja import File, Form, NinjaAPI, Schema, Status
+from ninja.files import UploadedFile
+from ninja.security import HttpBearer
+
+from kb.access import get_visible_or_404
+from kb.models import Analysis, Incident
+from kb.services.analyses import analysis_start
+from kb.services.bundles import NoTeam, bundle_incident_for_upload, bundle_store
+from kb.services.tokens import token_authenticate
+from kb.uploads import upload_refusal
+
+
+class BearerToken(HttpBearer):
+    def authenticate(self, request: HttpRequest, token: str):
+        if not hasattr(request, "_kb_api_user"):
+            request._kb_api_user = token_authenticate(secret=token)
+        return request._kb_api_user
+
+
+def _token_first(view):
+    """Authenticate before anything else, so that a request without a valid
+    token gets 401 whatever it asks (no 405 or 404 that would tell what exists)."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs):
+        if BearerToken()(request) is None:
+            return JsonResponse({"detail": "Unauthorized"}, status=401)
+        return view(request, *args, **kwargs)
+
+    wrapped.csrf_exempt = True   # token auth: no cookies, no CSRF
+    return wrapped
+
+
+class KbAPI(NinjaAPI):
+    def _get_urls(self):
+        # django-ninja's root view is a bare 404; ours lists the endpoints.
+        urls = [u for u in super()._get_urls() if u.name != "api-root"] + [path("", api_root, name="api-root")]
+        return [u if u.name == "openapi-json" else URLPattern(u.pattern, _token_first(u.callback), u.default_args,
+                                                              u.name)
+                for u in urls]
+
+
+api = KbAPI(
+    title="kb API",
+    version="1",
+    description="Upload a log bundle, then poll its analysis. Authorization: Bearer <token> "
+                "(`python manage.py createtoken USERNAME`).",
+    urls_namespace="api-v1",
+    docs_url=None,   # the Swagger page loads scripts from a CDN, which the CSP refuses
+    auth=BearerToken(),
+)
+
+
+class Message(Schema):
+    detail: str
+
+
+class AnalysisCreated(Schema):
+    id: int
+    url: str
+
+
+class AnalysisOut(Schema):
+    id: int
+    status: Literal["queued", "running", "done", "failed"]
+    progress: int
+    error: Optional[str]
+    result: Optional[dict[str, Any]]
+
+
+def analysis_url(analysis_id: int) -> str:
+    return f"{reverse('api-v1:api-root')}analyses/{analysis_id}"
+
+
+def api_root(request: HttpRequest) -> JsonResponse:
+    root = reverse("api-v1:api-root")
+    return JsonResponse({"analyses": f"{root}analyses", "openapi": f"{root}openapi.json"})
+
+
+@api.post(
+    "/analyses",
+    response={202: AnalysisCreated, 400: Message, 403: Message, 404: Message, 413: Message},
+    summary="Upload a bundle and start its analysis",
+)
+def analysis_create(request: HttpRequest, file: File[UploadedFile] = None, incident: Form[int] = None):
+    """`file`: an archive (.zip, .tar, .tar.gz/.tgz, .tar.bz2, .tar.xz, .gz) or a log file.
+    `incident`: the incident to attach it to; without it, a new incident titled after
+    the file is opened in your first team. Poll the returned `url`."""
+    refusal = upload_refusal(request)
+    if refusal:
+        return Status(413, {"detail": refusal})
+    if file is None:
+        return Status(400, {"detail": "send the bundle as the multipart form field `file`"})
+    user = request.auth
+    target = get_visible_or_404(Incident.objects, user, id=incident) if incident is not None else None
+    try:
+        with transaction.atomic():
+            if target is None:
+                target = bundle_incident_for_upload(user=user, name=file.name)
+            bundle = bundle_store(incident=target, user=user, uploaded_file=file)
+            analysis = analysis_start(bundle=bundle)
+    except NoTeam:
+        return Status(403, {"detail": "you belong to no team: ask an admin to add you to one"})
+    return Status(202, {"id": analysis.id, "url": analysis_url(analysis.id)})
+
+
+@api.get("/analyses/{analysis_id}", response={200: AnalysisOut, 404: Message},
+         summary="An analysis: status, progress 0-100, error, and the result when done")
+def analysis_get(request: HttpRequest, analysis_id: int):
+    analysis = get_visible_or_404(Analysis.objects.all(), request.auth, id=analysis_id)
+    done = analysis.status == Analysis.Status.DONE
+    return {
+        "id": analysis.id,
+        "status": analysis.status,
+        "progress": analysis.progress,
+        "error": analysis.error or None,
+        "result": analysis.result if done else None,
+    }

@@ -1,0 +1,96 @@
+"""Uploaded bundles on disk: BUNDLES_DIR/<code>/upload (the name is ours; the
+user's file name is kept for display only, reliability-notes C1).
+
+    BUNDLES_DIR/<code>/upload                   the bytes as uploaded
+    BUNDLES_DIR/<code>/staged/<analysis id>/    what an analysis unpacked (see analyses.py)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+
+from kb.models import Bundle, Incident, Membership, Team
+
+UPLOAD_NAME = "upload"
+COPY_CHUNK = 1024 * 1024
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class NoTeam(Exception):
+    """The user belongs to no team, so an upload has nowhere to go."""
+
+
+def bundle_dir(bundle: Bundle) -> Path:
+    return Path(settings.BUNDLES_DIR) / str(bundle.code)
+
+
+def display_name(name: str | None) -> str:
+    """The user's file name as a label: last path part, printable, at most 255 characters."""
+    name = (name or "").replace("\\", "/").rsplit("/", 1)[-1]
+    name = "".join(ch for ch in name if ch.isprintable()).strip()
+    return name[-255:] or "upload"
+
+
+def safe_label(name: str) -> str:
+    """A file-system-safe version of the user's file name, for the engine to read
+    host and component hints from ("hadoop-hdfs-datanode-dn1.log"); only
+    [A-Za-z0-9._-], no leading dot, at most 100 characters, suffix kept."""
+    label = _UNSAFE.sub("_", display_name(name)).lstrip("._-")
+    if len(label) > 100:
+        label = label[-100:].lstrip("._-")
+    return label or "upload"
+
+
+def bundle_store(*, incident: Incident, user, uploaded_file: UploadedFile) -> Bundle:
+    """Copy an upload to BUNDLES_DIR/<code>/upload, computing its size and SHA-256 on the way."""
+    with transaction.atomic():
+        bundle = Bundle.objects.create(
+            team=incident.team, incident=incident, uploaded_by=user,
+            original_name=display_name(uploaded_file.name),
+        )
+        directory = bundle_dir(bundle)
+        target = directory / UPLOAD_NAME
+        try:
+            directory.mkdir(parents=True)
+            size, digest = _copy(uploaded_file, target)
+        except BaseException:
+            shutil.rmtree(directory, ignore_errors=True)
+            raise
+        bundle.stored_path, bundle.size, bundle.sha256 = str(target), size, digest
+        bundle.save(update_fields=["stored_path", "size", "sha256"])
+    return bundle
+
+
+def _copy(uploaded_file: UploadedFile, target: Path) -> tuple[int, str]:
+    sha = hashlib.sha256()
+    size = 0
+    partial = target.with_name(target.name + ".part")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)
+    with os.fdopen(fd, "wb") as out:
+        uploaded_file.seek(0)
+        for chunk in uploaded_file.chunks(COPY_CHUNK):
+            sha.update(chunk)
+            out.write(chunk)
+            size += len(chunk)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(partial, target)
+    return size, sha.hexdigest()
+
+
+def bundle_incident_for_upload(*, user, name: str) -> Incident:
+    """An incident for an upload that names none: titled after the file, in the user's first team."""
+    membership = (Membership.objects.filter(user=user).select_related("team")
+                  .order_by("created", "id").first())
+    if membership is None:
+        raise NoTeam(f"{user} belongs to no team")
+    team: Team = membership.team
+    return Incident.objects.create(team=team, title=display_name(name)[:200], created_by=user, owner=user)

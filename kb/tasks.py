@@ -1,0 +1,112 @@
+"""Celery tasks: thin interfaces that take ids and call services (HackSoft,
+style-anchors 2 and 5). The services import lazily in the bodies, and nothing
+here touches Spark: a pool child starts its SparkSession on its first task
+(analyzers.spark.get_spark), never at import and never in worker_process_init
+(reliability-notes A1).
+
+Reconciling: every worker's main process runs kb.services.analyses.analysis_reconcile
+every KB_RECONCILE_INTERVAL seconds in a daemon thread started on `worker_ready`,
+so `make run` needs no celery beat; `python manage.py reconcile` runs the same
+pass by hand or from cron.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from celery.signals import worker_ready
+from django.conf import settings
+from django.db import OperationalError, connections
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+log = logging.getLogger(__name__)
+
+
+class DatabaseBusy(Exception):
+    """The database stayed locked past its timeout (SQLite: "database is locked")."""
+
+
+# Retried with backoff; anything else fails the analysis at once (a bug does not fix itself).
+TRANSIENT = (DatabaseBusy, RedisConnectionError)
+
+
+def _analysis_run_task_failure(self, exc, task_id, args, kwargs, einfo) -> None:
+    """Called in the worker once a transient error outlived the retries."""
+    from kb.services.analyses import analysis_fail
+
+    if isinstance(exc, TRANSIENT):
+        analysis_fail(analysis_id=args[0],
+                      error=f"gave up after {self.max_retries} retries: {type(exc).__name__}: {exc}")
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT,
+    time_limit=settings.CELERY_TASK_TIME_LIMIT,
+    autoretry_for=TRANSIENT,
+    max_retries=settings.KB_TASK_MAX_RETRIES,
+    retry_backoff=5,
+    retry_backoff_max=60,
+    retry_jitter=True,
+    on_failure=_analysis_run_task_failure,
+)
+def analysis_run_task(self, analysis_id: int) -> None:
+    from kb.services.analyses import LeaseLost, analysis_fail, analysis_release, analysis_run, lease_owner
+
+    owner = lease_owner(self.request.id or "direct")
+    try:
+        analysis_run(analysis_id=analysis_id, owner=owner)
+    except SoftTimeLimitExceeded:
+        analysis_fail(analysis_id=analysis_id, owner=owner,
+                      error=f"time limit: the analysis ran longer than {settings.CELERY_TASK_SOFT_TIME_LIMIT} s")
+    except LeaseLost as exc:
+        log.warning("%s; the other holder writes the result", exc)
+    except OperationalError as exc:
+        if "locked" not in str(exc).lower():
+            _fail_unexpected(analysis_id, owner, exc)
+            return
+        analysis_release(analysis_id=analysis_id, owner=owner)
+        raise DatabaseBusy(str(exc)) from exc
+    except TRANSIENT:
+        analysis_release(analysis_id=analysis_id, owner=owner)
+        raise
+    except Exception as exc:
+        _fail_unexpected(analysis_id, owner, exc)
+
+
+def _fail_unexpected(analysis_id: int, owner: str, exc: Exception) -> None:
+    from kb.services.analyses import analysis_fail
+
+    log.exception("analysis %s failed", analysis_id)
+    analysis_fail(analysis_id=analysis_id, owner=owner,
+                  error=f"the analysis failed with an internal error: {type(exc).__name__}: {exc}")
+
+
+@worker_ready.connect
+def _start_reconciler(sender=None, **kwargs) -> None:
+    interval = settings.KB_RECONCILE_INTERVAL
+    if interval > 0:
+        threading.Thread(target=_reconcile_forever, args=(interval,), name="kb-reconciler", daemon=True).start()
+        log.info("kb: reconciling analyses every %s s", interval)
+
+
+def _reconcile_forever(interval: float) -> None:
+    from kb.services.analyses import analysis_reconcile
+
+    while True:
+        try:
+            result = analysis_reconcile()
+            if result:
+                log.info(result.summary())
+        except Exception:
+            log.exception("kb: reconcile pass failed")
+        finally:
+            connections.close_all()   # this thread's connections only
+        time.sleep(interval)
