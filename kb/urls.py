@@ -26,4 +26,5 @@ urlpatterns = [
     # Incident pages, and the upload/analysis pipeline with its token API.
     path("", include("kb.urls_incidents")),
     path("", include("kb.urls_pipeline")),
+    path("", include("kb.urls_collab")),
 ]

@@ -13,8 +13,10 @@ from kb.models.runbooks import (
 )
 from kb.models.incidents import Analysis, ApiToken, Bundle, Finding, Incident
 from kb.models.teams import Membership, Team
+from kb.models.collab import Activity, Annotation, FindingFeedback, Follow, Notification, RunbookNote
 
 __all__ = [
+    "Activity", "Annotation", "FindingFeedback", "Follow", "Notification", "RunbookNote",
     "Analysis", "ApiToken", "Bundle", "Finding", "Incident",
     "Fix", "FixStep", "Knob", "Membership", "Reference", "Runbook", "RunbookRevision",
     "RunbookSymptom", "Symptom", "Team", "Ticket",
