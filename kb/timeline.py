@@ -26,7 +26,7 @@ WIDTH = 960
 LABEL_W = 170          # left column with the host names
 RIGHT_PAD = 24
 TOP = 12
-LANE_H = 30
+LANE_H = 36
 AXIS_H = 40
 MAX_LANES = 60         # beyond this, the remaining hosts share one lane
 MAX_TICKS = 8
@@ -159,6 +159,7 @@ def timeline_build(items: list[dict[str, Any]], *, colours: dict[str, str],
 
     out["height"] = TOP + LANE_H * len(lanes) + AXIS_H
     out["axis_y"] = TOP + LANE_H * len(lanes)
+    out["lane_h"] = LANE_H
     out["lanes"] = [{"host": h, "y": TOP + LANE_H * n, "mid": TOP + LANE_H * n + LANE_H / 2,
                      "label": h if len(h) <= 24 else h[:23] + "…", "odd": n % 2 == 1} for n, h in enumerate(lanes)]
     out["ticks"], out["step"] = _ticks(lo_p, hi_p, x_of)
@@ -167,23 +168,24 @@ def timeline_build(items: list[dict[str, Any]], *, colours: dict[str, str],
 
 
 def _marks(dated, lane_of, x_of, colours, symptom_titles, runbook_titles) -> list[dict[str, Any]]:
-    """Marks in time order; marks that would overlap in a lane are fanned out vertically."""
-    offsets = [0, -8, 8, -4, 4, -12, 12]
+    """Marks in time order. Marks that would overlap in a lane are packed into a
+    small grid (three rows, then a column further right), keeping their order."""
+    rows = [0, -9, 9]
     taken: dict[tuple[int, int], int] = {}
     marks = []
     for ts, item in sorted(dated, key=lambda p: (p[0], str(p[1].get("path")), p[1].get("line") or 0)):
         host = item.get("host") or NO_HOST
         lane = lane_of.get(host, lane_of.get(OTHER_HOSTS, 0))
         x = x_of(_seconds(ts))
-        bucket = (lane, int(x // 6))
+        bucket = (lane, int(x // 8))
         n = taken.get(bucket, 0)
         taken[bucket] = n + 1
         uses = set(item.get("runbooks") or [])
         supported = [s for s in colours if s in uses]   # colours are in rank order
         runbook = supported[0] if supported else ""
         marks.append({
-            "x": round(x, 1),
-            "y": TOP + LANE_H * lane + LANE_H / 2 + offsets[n % len(offsets)],
+            "x": round(x + 11 * (n // len(rows)), 1),
+            "y": TOP + LANE_H * lane + LANE_H / 2 + rows[n % len(rows)],
             "r": 5 if runbook else 4,
             "colour": colours[runbook] if runbook else GREY,
             "runbook": runbook,
@@ -191,7 +193,6 @@ def _marks(dated, lane_of, x_of, colours, symptom_titles, runbook_titles) -> lis
             "title": _title(item, symptom_titles, runbook_titles),
         })
     return marks
-
 
 # Lower layers fail first and take the layers above them down: a chain that
 # starts in the kernel comes before one that starts in a TaskManager.
