@@ -293,3 +293,28 @@ def test_it_reads_the_file_the_pipeline_manifest_names(client_alice, seed_analys
     finally:
         shutil.rmtree(copy_dir)
     assert b'<span class="n">48</span>manifest line 48' in response.content
+
+
+def test_it_highlights_a_knob_found_different_from_the_recommendation(client_alice, settings, tmp_path, team, alice):
+    settings.BUNDLES_DIR = tmp_path
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "hdfs-site.xml").write_text(
+        "<configuration><property><name>dfs.client.write.recover.lease.on.close.exception</name>"
+        "<value>false</value></property></configuration>\n")
+    (extra / "core.bin").write_bytes(b"\x7fELF\x00\x00\x01\x02" * 64)
+    code = uuid.uuid4()
+    _, result = _stage(tmp_path, code, {"hadoop-080-037": SEED / "hadoop-080-037",
+                                        "hadoop-081-159": SEED / "hadoop-081-159",
+                                        "hadoop-081-159/hdfs-site.xml": extra / "hdfs-site.xml",
+                                        "hadoop-081-159/core.bin": extra / "core.bin"})
+    analysis = make_analysis(team=team, user=alice, result=result, code=code)
+
+    html = client_alice.get(reverse("analysis_detail", args=[analysis.pk])).content.decode()
+    row = re.search(r'<tr class="knob-mismatch">.*?</tr>', html, re.S)
+    assert row and "dfs.client.write.recover.lease.on.close.exception" in row.group(0)
+    assert "<code>false</code>" in row.group(0) and "≠ recommended" in row.group(0)
+    # The lease hard limit is not in the file: not highlighted.
+    assert "not in the bundle's config files" in html
+    facts = html[html.index('id="bundle-facts"'):]
+    assert "hadoop-081-159/core.bin" in facts and "binary" in facts
