@@ -63,6 +63,7 @@ def analyze_paths(paths: list[str], runbooks: list[dict[str, Any]], *, engine: s
     """
     t0 = time.monotonic()
     if workdir is not None:
+        os.makedirs(workdir, exist_ok=True)
         return _analyze_in(paths, workdir, runbooks, engine, limits, runner, range_bytes, t0,
                            startup_seconds, progress)
     with tempfile.TemporaryDirectory(prefix="kb-stage-") as tmp:
