@@ -77,12 +77,20 @@ def analysis_enqueue(*, analysis_id: int) -> bool:
     (connection timeout CELERY_BROKER_CONNECTION_TIMEOUT, no publish retry) the
     row stays queued with `enqueued` unset, and the reconciler sends it later."""
     try:
-        analysis_run_task.apply_async((analysis_id,), retry=False)
+        _publish(analysis_id)
     except Exception as exc:   # kombu OperationalError, redis ConnectionError, OSError, ...
         log.warning("analysis %s stays queued: could not reach the broker (%s)", analysis_id, _one_line(exc))
         return False
     Analysis.objects.filter(id=analysis_id, status=Status.QUEUED).update(enqueued=timezone.now())
     return True
+
+
+def _publish(analysis_id: int) -> None:
+    """One connection attempt, no retries: a refused connection fails in
+    milliseconds (the pooled producer retries for the whole connect timeout)."""
+    with analysis_run_task.app.connection_for_write() as conn:
+        conn.ensure_connection(max_retries=0)
+        analysis_run_task.apply_async((analysis_id,), retry=False, connection=conn)
 
 
 def analysis_is_waiting(analysis: Analysis, *, now=None) -> bool:
@@ -452,7 +460,7 @@ def analysis_reconcile(*, now=None) -> ReconcileResult:
         if not mine.update(enqueued=now):
             continue                     # another reconciler sent it
         try:
-            analysis_run_task.apply_async((row["id"],), retry=False)
+            _publish(row["id"])
         except Exception as exc:
             Analysis.objects.filter(id=row["id"], enqueued=now).update(enqueued=row["enqueued"])
             log.warning("reconcile: broker unreachable (%s); %s queued analyses wait", _one_line(exc),

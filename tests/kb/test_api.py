@@ -140,7 +140,7 @@ def test_an_upload_opens_an_incident_named_after_the_file(client, alice, alice_t
     analysis = Analysis.objects.select_related("bundle__incident").get(id=response.json()["id"])
     assert response.json() == {"id": analysis.id, "url": f"/api/v1/analyses/{analysis.id}"}
     # The broker is unreachable: the request did not wait for it, the analysis waits for the reconciler.
-    assert seconds < 3
+    assert seconds < 1   # a refused connection fails at once: no retry loop
     assert analysis.status == "queued" and analysis.enqueued is None
     assert analysis.bundle.incident.title == "datanode.log"
     assert analysis.bundle.incident.team == alice.memberships.get().team

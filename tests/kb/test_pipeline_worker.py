@@ -203,6 +203,7 @@ def test_with_redis_down_an_upload_returns_at_once_and_runs_when_redis_is_back(p
         web_response = web.post(f"/incidents/{cast.incident.id}/upload/", {"file": f})
         web_seconds = time.monotonic() - started
 
+        print(f"with Redis down: API upload answered in {api_seconds:.2f} s, web upload in {web_seconds:.2f} s")
         assert response.status_code == 202 and api_seconds < 3, api_seconds
         assert web_response.status_code == 302 and web_seconds < 3, web_seconds
         api_id = response.json()["id"]
@@ -217,3 +218,34 @@ def test_with_redis_down_an_upload_returns_at_once_and_runs_when_redis_is_back(p
     for analysis_id in (api_id, web_id):
         wait_for_status(analysis_id, ("done",), 90, pipeline.worker)
     print(f"done {time.monotonic() - back:.1f} s after Redis came back")
+
+
+def test_a_pool_child_killed_mid_analysis_is_rerun_once(pipeline, cast):
+    """R1: kill -9 the pool child while it analyses: acks_late + reject_on_worker_lost
+    redeliver the message, and the new child takes over the dead child's lease at once."""
+    import os
+    import signal
+
+    from kb.models import Analysis
+
+    line = (b"2024-03-01 10:00:01,000 INFO org.apache.hadoop.hdfs.server.datanode.DataNode: Receiving "
+            b"BP-1:blk_123_456 src: /10.0.0.1:5000 dest: /10.0.0.2:50010 of size 134217728\n")
+    data = line * (60 * 1024 * 1024 // len(line)) + \
+        b"2024-03-01 10:00:02,000 ERROR DataNode: java.io.IOException: No space left on device\n"
+    client = Client()
+    analysis_id = _upload(client, cast.alice_token, "dn1-datanode.log", data).json()["id"]
+
+    running = wait_for(lambda: Analysis.objects.filter(id=analysis_id, status="running").first(), 30, 0.02,
+                       "the analysis to start")
+    victim = int(running.lease_owner.split(":")[1])
+    os.kill(victim, signal.SIGKILL)
+    killed = time.monotonic()
+
+    analysis = wait_for_status(analysis_id, ("done", "failed"), 60, pipeline.worker)
+    print(f"re-run to done {time.monotonic() - killed:.1f} s after the kill")
+    assert analysis.status == "done", analysis.error
+    assert analysis.attempts == 2
+    assert int(analysis.lease_owner.split(":")[1]) != victim
+    slugs = [f["runbook"] for f in analysis.result["findings"]]
+    assert "disk-full" in slugs
+    assert list(analysis.findings.values_list("slug", flat=True)) == slugs
