@@ -276,6 +276,7 @@ def _analyse(analysis: Analysis, runbooks, engine, runner, range_bytes, startup,
     t0 = time.monotonic()
     progress.stage("unpacking")
     staged = stage_bundle([str(source)], str(workdir), limits)
+    _test_stage_delay(analysis.bundle.original_name)
     result = analyze_staged(staged, runbooks, engine=engine, limits=limits, runner=runner,
                             range_bytes=range_bytes, started=t0, startup_seconds=startup,
                             progress=progress.stage)
@@ -283,6 +284,16 @@ def _analyse(analysis: Analysis, runbooks, engine, runner, range_bytes, startup,
     manifest = {f.path: os.path.relpath(f.disk_path, root) for f in staged.files}
     (workdir / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False))
     return result
+
+
+def _test_stage_delay(name: str) -> None:
+    """Fault-test hook (tests/reliability), off unless KB_TEST_STAGE_DELAY is set:
+    a bundle named "slow-*" then pauses that many seconds between unpacking and
+    scanning (lease held, staged files on disk), so a test can kill or stop the
+    worker mid-analysis."""
+    seconds = os.environ.get("KB_TEST_STAGE_DELAY")
+    if seconds and name.startswith("slow-"):
+        time.sleep(float(seconds))
 
 
 def _input_link(stored: Path, directory: Path, label: str) -> Path:
