@@ -46,17 +46,21 @@ def team_members(*, team: Team) -> QuerySet:
     return get_user_model().objects.filter(memberships__team=team).order_by("username").distinct()
 
 
-def incident_list(*, user: Any, status: str = "", severity: str = "", q: str = "") -> QuerySet[Incident]:
+def incident_list(*, user: Any, status: str = "", severity: str = "", q: str = "", component: str = "",
+                  runbook: str = "", confirmed: bool = False, team: Team | None = None) -> QuerySet[Incident]:
     """The user's teams' incidents, newest first, each annotated with the top
     finding of its latest done analysis (`top_runbook`, `top_title`,
-    `top_confidence`) and the status of its latest analysis (`latest_status`)."""
+    `top_confidence`) and the status of its latest analysis (`latest_status`).
+    `q` searches titles, notes and matched runbooks; runbook/component/confirmed/team
+    as in kb.services.collab.incident_filter."""
+    from kb.services.collab import incident_filter
+
     qs = visible(Incident.objects.select_related("team", "owner"), user)
     if status:
         qs = qs.filter(status=status)
     if severity:
         qs = qs.filter(severity=severity)
-    if q:
-        qs = qs.filter(title__icontains=q)
+    qs = incident_filter(qs, component=component, runbook=runbook, confirmed=confirmed, team=team, q=q)
     analyses = Analysis.objects.filter(bundle__incident=OuterRef("pk")).order_by("-created", "-pk")
     done = analyses.filter(status=Analysis.Status.DONE).order_by(F("finished").desc(nulls_last=True), "-created", "-pk")
     def top(key: str) -> Subquery:

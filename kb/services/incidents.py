@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from kb.models import Analysis, Incident, Membership, Team
+from kb.services.collab import activity_record
 
 CONTEXT_RADIUS = 10
 MAX_LINE_CHARS = 4000
@@ -34,16 +35,21 @@ def incident_create(*, team: Team, title: str, severity: str, user: Any) -> Inci
         raise ValidationError({"team": "You are not a member of this team."})
     if severity not in Incident.Severity.values:
         raise ValidationError({"severity": "Unknown severity."})
-    return Incident.objects.create(team=team, title=title.strip(), severity=severity,
-                                   created_by=user, owner=user)
+    incident = Incident.objects.create(team=team, title=title.strip(), severity=severity,
+                                       created_by=user, owner=user)
+    activity_record(incident=incident, actor=user, verb="created", target=incident.title)
+    return incident
 
 
 @transaction.atomic
 def incident_update(*, incident: Incident, status: str | None = None, severity: str | None = None,
-                    owner: Any = None, set_owner: bool = False) -> Incident:
+                    owner: Any = None, set_owner: bool = False, actor: Any = None) -> Incident:
     """Change status, severity and/or owner. The owner must be a member of the
-    incident's team (or nobody: pass owner=None with set_owner=True)."""
+    incident's team (or nobody: pass owner=None with set_owner=True). Each real
+    change goes into the incident's activity stream, by `actor`."""
     fields = []
+    before = {"status": incident.status, "severity": incident.severity,
+              "owner": incident.owner.get_username() if incident.owner_id else ""}
     if status is not None:
         if status not in Incident.Status.values:
             raise ValidationError({"status": "Unknown status."})
@@ -61,6 +67,12 @@ def incident_update(*, incident: Incident, status: str | None = None, severity: 
         fields.append("owner")
     if fields:
         incident.save(update_fields=fields + ["updated"])
+    after = {"status": incident.status, "severity": incident.severity,
+             "owner": incident.owner.get_username() if incident.owner_id else ""}
+    for field in fields:
+        if before[field] != after[field]:
+            activity_record(incident=incident, actor=actor, verb=field, target=field,
+                            **{"from": before[field], "to": after[field]})
     return incident
 
 

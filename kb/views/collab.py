@@ -145,7 +145,7 @@ def _panel(request: HttpRequest, *, incident: Incident, analysis: Analysis | Non
     admin = collab.is_admin(request.user, incident.team_id)
     if analysis is None:
         annotations = collab.annotation_list(incident=incident)
-        key, title = f"notes-incident-{incident.pk}", "Notes"
+        key, title = f"notes-incident-{incident.pk}", "Everything noted on this incident"
         post_url = reverse("incident_annotations", args=[incident.pk])
     elif path:
         annotations = collab.annotation_list(analysis=analysis, evidence_path=path, evidence_line=line)

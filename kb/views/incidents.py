@@ -14,8 +14,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from analyzers.runbooks import COMPONENTS
 from kb.access import get_visible_or_404
-from kb.models import Analysis, Incident
+from kb.models import Analysis, Incident, Runbook
 from kb.selectors_incidents import (
     analysis_report,
     incident_detail as incident_detail_selector,
@@ -32,9 +33,20 @@ LIST_LIMIT = 200
 
 
 class IncidentFilterForm(forms.Form):
-    q = forms.CharField(max_length=200, required=False, label="Title")
+    q = forms.CharField(max_length=200, required=False, label="Search")
     status = forms.ChoiceField(choices=[("", "Any status")] + Incident.Status.choices, required=False)
     severity = forms.ChoiceField(choices=[("", "Any severity")] + Incident.Severity.choices, required=False)
+    # Team work (kb.services.collab.incident_filter): root cause, component, team.
+    component = forms.ChoiceField(choices=[("", "Any component")] + [(c, c) for c in COMPONENTS], required=False)
+    runbook = forms.ChoiceField(choices=[], required=False)
+    confirmed = forms.BooleanField(required=False, label="Confirmed root cause only")
+    team = forms.ModelChoiceField(queryset=None, required=False, empty_label="Any team")
+
+    def __init__(self, *args, teams, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["runbook"].choices = [("", "Any runbook")] + list(
+            Runbook.objects.order_by("slug").values_list("slug", "slug"))
+        self.fields["team"].queryset = teams
 
 
 class IncidentCreateForm(forms.Form):
@@ -75,14 +87,16 @@ def _get_analysis(request: HttpRequest, pk: int) -> Analysis:
 @require_GET
 @vary_on_headers("HX-Request")
 def incident_list(request: HttpRequest) -> HttpResponse:
-    form = IncidentFilterForm(request.GET)
+    teams = user_teams(user=request.user)
+    form = IncidentFilterForm(request.GET, teams=teams)
     filters = form.cleaned_data if form.is_valid() else {}
     incidents = incident_list_selector(
         user=request.user, status=filters.get("status", ""), severity=filters.get("severity", ""),
-        q=filters.get("q", ""),
+        q=filters.get("q", ""), component=filters.get("component", ""), runbook=filters.get("runbook", ""),
+        confirmed=filters.get("confirmed", False), team=filters.get("team"),
     )
     ctx = {"form": form, "incidents": incidents[:LIST_LIMIT], "limit": LIST_LIMIT,
-           "filtered": any(filters.values()), "can_create": user_teams(user=request.user).exists()}
+           "filtered": any(filters.values()), "can_create": teams.exists(), "many_teams": teams.count() > 1}
     return render(request, "kb/incident_list.html", ctx)
 
 
@@ -133,6 +147,7 @@ def incident_update(request: HttpRequest, pk: int) -> HttpResponse:
             incident_update_service(
                 incident=incident, status=form.cleaned_data["status"],
                 severity=form.cleaned_data["severity"], owner=form.cleaned_data["owner"], set_owner=True,
+                actor=request.user,
             )
         except ValidationError as exc:
             form.add_error(None, exc)
