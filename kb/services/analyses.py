@@ -87,10 +87,15 @@ def analysis_enqueue(*, analysis_id: int) -> bool:
 
 def _publish(analysis_id: int) -> None:
     """One connection attempt, no retries: a refused connection fails in
-    milliseconds (the pooled producer retries for the whole connect timeout)."""
+    milliseconds (the pooled producer retries for the whole connect timeout).
+
+    The message carries no time limits (explicit None): Celery would otherwise
+    copy the sender's KB_TASK_*TIME_LIMIT into it, and the web process's
+    settings would override those of the worker that runs the analysis."""
     with analysis_run_task.app.connection_for_write() as conn:
         conn.ensure_connection(max_retries=0)
-        analysis_run_task.apply_async((analysis_id,), retry=False, connection=conn)
+        analysis_run_task.apply_async((analysis_id,), retry=False, connection=conn,
+                                      time_limit=None, soft_time_limit=None)
 
 
 def analysis_is_waiting(analysis: Analysis, *, now=None) -> bool:
