@@ -637,6 +637,11 @@ def _mbps(res: dict, key: str = "scan_seconds") -> float:
     return res["bytes"] / MB / res[key]
 
 
+def _cores(res: dict) -> str:
+    """CPU-seconds per second of the scan: below the cores asked for, other processes had the rest."""
+    return f"{res['scan_cpu_seconds'] / res['scan_seconds']:.2f}"
+
+
 def _verdict(value: float, target: float) -> str:
     return f"target >= {target:.0f}: {'MET' if value >= target else 'MISSED'}"
 
@@ -696,7 +701,7 @@ def main(argv: list[str] | None = None) -> int:
     results[f"local-{args.local_mb}"] = local
     row(f"local engine, 1 core, {local['bytes'] / MB:.0f} MB",
         f"{_mbps(local):6.1f} MB/s scan, {_mbps(local, 'scan_cpu_seconds'):.0f} MB per CPU-s "
-        f"({local['scan_seconds']:.2f} s; {local['seconds']:.2f} s end to end; {local['matcher']} compiled "
+        f"({local['scan_seconds']:.2f} s, {_cores(local)} cores busy; {local['seconds']:.2f} s end to end; {local['matcher']} compiled "
         f"in {local['compile_seconds']:.2f} s before; "
         f"load {local['load']:.1f}) {_verdict(_mbps(local), TARGET_LOCAL)}")
     _grep_row(row, bundles[args.local_mb], ere, local)
@@ -706,7 +711,7 @@ def main(argv: list[str] | None = None) -> int:
         results[f"spark-{args.spark_mb}"] = spark
         row(f"spark engine, {args.master}, warm, {spark['bytes'] / MB:.0f} MB",
             f"{_mbps(spark):6.1f} MB/s scan, {_mbps(spark, 'scan_cpu_seconds'):.0f} MB per CPU-s of driver+JVM+workers "
-            f"({spark['scan_seconds']:.2f} s; {spark['seconds']:.2f} s end to end; first run "
+            f"({spark['scan_seconds']:.2f} s, {_cores(spark)} cores busy; {spark['seconds']:.2f} s end to end; first run "
             f"{spark['warm_scan_seconds']:.2f} s; session start {spark['startup_seconds']:.1f} s; "
             f"load {spark['load']:.1f}) {_verdict(_mbps(spark), TARGET_SPARK)}")
         _grep_row(row, bundles[args.spark_mb], ere, spark)

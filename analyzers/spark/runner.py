@@ -4,10 +4,10 @@ What the engine gives a runner is a list of ScanTasks (byte ranges of staged
 files); what it wants back is one RangeResult per task, in task order,
 exactly what run_ranges_local would return. This runner:
 
-1. splits each task into pieces of at most `piece_bytes` (so 2 cores stay
-   busy however the engine planned its ranges) and packs consecutive small
-   pieces into one partition (so a bundle of 5,000 small files is not 5,000
-   Spark tasks at ~20-100 ms of scheduling each);
+1. splits each task into pieces of at most `piece_bytes` (64 MiB; less for
+   small bundles or many cores, so that every core gets about 4 tasks) and
+   packs consecutive small pieces into one partition (so a bundle of 5,000
+   small files is not 5,000 Spark tasks at 20-100 ms of overhead each);
 2. runs analyzers.scan.scan_range on every piece inside a Python worker, with
    matcher_for(signatures) building the Hyperscan database once per worker
    process (databases cannot be pickled; signatures can; worker reuse keeps
@@ -20,8 +20,10 @@ exactly what run_ranges_local would return. This runner:
    for the error-line count statistic once sampling kicks in (merge_pieces).
 
 Only the matched lines travel back to the driver; files are read by the
-executors themselves, so they must see the same paths (local and
-single-machine standalone: yes; a real cluster: shared BUNDLES_DIR).
+executors themselves, so they must see the same paths as the driver (which
+stages the bundle and reads the structured files for facts): in local and
+single-machine standalone modes they do; on a real cluster BUNDLES_DIR (and
+the staging directory) must be shared storage mounted at the same path.
 
 Trade-off: this is the RDD API (parallelize + mapPartitions + an accumulator
 for progress). Spark Connect is DataFrame-only (no RDD, no SparkContext), so
@@ -44,11 +46,12 @@ if TYPE_CHECKING:
 
     from analyzers.engine import ScanTask
 
-# Bytes one Spark task scans, at most: the engine's RANGE_BYTES, so that by default
-# a range is one piece. Smaller pieces cost more than Spark's per-task overhead
-# (~20-100 ms here): every range samples up to MAX_ERROR_LINES unmatched error
-# lines (header lookup, text, pickled back), so 1 GB of bench data took 2.7
-# CPU-s in 64 MiB pieces, 3.9 in 16 MiB and 4.9 in 8 MiB (scripts/bench.py).
+# Bytes one Spark task scans, at most; the engine's RANGE_BYTES, so by default one
+# range is one piece. Smaller pieces cost more than Spark's per-task overhead
+# (20-100 ms of CPU a task here): each range samples up to MAX_ERROR_LINES
+# unmatched error lines (decode, header lookup, pickled back), so scanning the
+# bench's 1 GB bundle took 2.7 CPU-s in 64 MiB pieces, 3.9 in 16 MiB and 4.9 in
+# 8 MiB, before Spark's own costs.
 PIECE_BYTES = 64 * 1024 * 1024
 # The engine's range size to use with this runner (its default). Ranges larger than
 # the piece size are split by the runner anyway.

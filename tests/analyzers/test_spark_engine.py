@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from dataclasses import replace
 
 import pytest
@@ -275,3 +276,35 @@ def test_an_executor_failure_reaches_the_caller(spark, tmp_path):
     missing = ScanTask("gone.log", str(tmp_path / "gone.log"), 0, 100)
     with pytest.raises(Exception, match="gone.log"):
         SparkRangeRunner(spark)([missing], ERROR_SIGS, 1 << 20)
+
+
+def _slow_record_start(line: str) -> bool:
+    time.sleep(0.01)
+    return True
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.spark
+def test_an_interrupted_caller_cancels_the_spark_job(spark, tmp_path):
+    from analyzers.engine import ScanTask
+    from analyzers.spark import SparkRangeRunner
+
+    p = tmp_path / "slow.log"
+    p.write_text("2024-01-01 00:00:00,000 ERROR x\n" * 4000)   # ~40 s of header lookups per task
+    tasks = [ScanTask("slow.log", str(p), s, e) for s, e in plan_ranges(p.stat().st_size, 30_000)]
+
+    def stop(done, total):
+        raise _Stop   # what Celery's SoftTimeLimitExceeded does to the calling thread
+
+    runner = SparkRangeRunner(spark, piece_bytes=30_000, progress=stop, record_start=_slow_record_start)
+    t0 = time.monotonic()
+    with pytest.raises(_Stop):
+        runner(tasks, ERROR_SIGS, 1 << 20)
+    assert time.monotonic() - t0 < 30
+    deadline = time.monotonic() + 30
+    while spark.sparkContext.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not spark.sparkContext.statusTracker().getActiveJobsIds()
