@@ -152,4 +152,6 @@ def _build(master: str) -> SparkSession:
         builder = builder.config("spark.executor.memory", os.environ["SPARK_EXECUTOR_MEMORY"])
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", "WARN"))
+    # Py4J logs every connection at INFO ("Closing down clientserver connection").
+    logging.getLogger("py4j").setLevel(logging.WARNING)
     return spark
