@@ -206,7 +206,7 @@ def _scan_block(data: bytes, base: int, line_no: int, result: RangeResult, match
         if key == ERROR_KEY:
             result.error_count += 1
             if len(result.errors) < MAX_ERROR_LINES:
-                result.errors.append((lineno, line[:MAX_TEXT], headers.find(data, ls, base, line)))
+                result.errors.append((lineno, line[:MAX_TEXT], None))  # no header lookup: templates need none
             else:
                 result.errors_sampled = True
         elif key.startswith(VERSION_KEY_PREFIX):

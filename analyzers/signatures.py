@@ -94,7 +94,7 @@ class Matcher:
         # enough unmatched error lines, scanning goes on without paying for them.
         self._signature_ids = [i for i, s in enumerate(signatures) if s.key != ERROR_KEY]
         self._db = self._compile(list(range(len(signatures)))) if hyperscan is not None else None
-        self._db_no_errors = self._compile(self._signature_ids) if hyperscan is not None else None
+        self._db_no_errors = None   # compiled on first need: most bundles never fill the error sample
 
     @property
     def engine(self) -> str:
@@ -114,6 +114,8 @@ class Matcher:
     def candidates(self, data: bytes, errors: bool = True) -> list[tuple[int, int, int]]:
         if self._db is None:
             return self._candidates_python(data, errors)
+        if not errors and self._db_no_errors is None:
+            self._db_no_errors = self._compile(self._signature_ids)
         db = self._db if errors else self._db_no_errors
         found: set[tuple[int, int]] = set()
         add = found.add
