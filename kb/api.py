@@ -23,7 +23,7 @@ from ninja.security import HttpBearer
 from kb.access import get_visible_or_404
 from kb.models import Analysis, Incident
 from kb.services.analyses import analysis_start
-from kb.services.bundles import NoTeam, bundle_incident_for_upload, bundle_store
+from kb.services.bundles import NoTeam, bundle_default_team, bundle_incident_for_upload, bundle_store
 from kb.services.tokens import token_authenticate
 from kb.uploads import upload_refusal
 
@@ -110,15 +110,19 @@ def analysis_create(request: HttpRequest, file: File[UploadedFile] = None, incid
     if file is None:
         return Status(400, {"detail": "send the bundle as the multipart form field `file`"})
     user = request.auth
-    target = get_visible_or_404(Incident.objects, user, id=incident) if incident is not None else None
-    try:
-        with transaction.atomic():
-            if target is None:
-                target = bundle_incident_for_upload(user=user, name=file.name)
-            bundle = bundle_store(incident=target, user=user, uploaded_file=file)
-            analysis = analysis_start(bundle=bundle)
-    except NoTeam:
-        return Status(403, {"detail": "you belong to no team: ask an admin to add you to one"})
+    # Reads before the transaction, writes inside it (see bundle_store on SQLite locks).
+    if incident is not None:
+        target, team = get_visible_or_404(Incident.objects, user, id=incident), None
+    else:
+        try:
+            target, team = None, bundle_default_team(user=user)
+        except NoTeam:
+            return Status(403, {"detail": "you belong to no team: ask an admin to add you to one"})
+    with transaction.atomic():
+        if target is None:
+            target = bundle_incident_for_upload(user=user, team=team, name=file.name)
+        bundle = bundle_store(incident=target, user=user, uploaded_file=file)
+        analysis = analysis_start(bundle=bundle)
     return Status(202, {"id": analysis.id, "url": analysis_url(analysis.id)})
 
 

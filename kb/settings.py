@@ -185,6 +185,8 @@ CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 # reconciler re-enqueues queued analyses, so failing fast loses nothing.
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker keeps reconnecting through a long Redis outage (the default gives up after 100 tries).
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_TASK_PUBLISH_RETRY = False
 CELERY_WORKER_SEND_TASK_EVENTS = False
 

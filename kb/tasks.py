@@ -64,8 +64,9 @@ def analysis_run_task(self, analysis_id: int) -> None:
     try:
         analysis_run(analysis_id=analysis_id, owner=owner)
     except SoftTimeLimitExceeded:
+        limit = (self.request.timelimit or (None, None))[1] or self.soft_time_limit
         analysis_fail(analysis_id=analysis_id, owner=owner,
-                      error=f"time limit: the analysis ran longer than {settings.CELERY_TASK_SOFT_TIME_LIMIT} s")
+                      error=f"time limit: the analysis ran longer than {limit:g} s and was stopped")
     except LeaseLost as exc:
         log.warning("%s; the other holder writes the result", exc)
     except OperationalError as exc:

@@ -51,9 +51,12 @@ def safe_label(name: str) -> str:
 
 def bundle_store(*, incident: Incident, user, uploaded_file: UploadedFile) -> Bundle:
     """Copy an upload to BUNDLES_DIR/<code>/upload, computing its size and SHA-256 on the way."""
+    # Writes only (no read before the first INSERT): on SQLite a transaction that
+    # reads first and then writes can fail at once with "database is locked"
+    # while the worker writes; one that writes first waits for the lock.
     with transaction.atomic():
         bundle = Bundle.objects.create(
-            team=incident.team, incident=incident, uploaded_by=user,
+            team_id=incident.team_id, incident=incident, uploaded_by=user,
             original_name=display_name(uploaded_file.name),
         )
         directory = bundle_dir(bundle)
@@ -86,11 +89,15 @@ def _copy(uploaded_file: UploadedFile, target: Path) -> tuple[int, str]:
     return size, sha.hexdigest()
 
 
-def bundle_incident_for_upload(*, user, name: str) -> Incident:
-    """An incident for an upload that names none: titled after the file, in the user's first team."""
+def bundle_default_team(*, user) -> Team:
+    """Where an upload that names no incident goes: the user's first team."""
     membership = (Membership.objects.filter(user=user).select_related("team")
                   .order_by("created", "id").first())
     if membership is None:
         raise NoTeam(f"{user} belongs to no team")
-    team: Team = membership.team
+    return membership.team
+
+
+def bundle_incident_for_upload(*, user, team: Team, name: str) -> Incident:
+    """An incident for an upload that names none, titled after the file."""
     return Incident.objects.create(team=team, title=display_name(name)[:200], created_by=user, owner=user)

@@ -249,3 +249,31 @@ def test_a_pool_child_killed_mid_analysis_is_rerun_once(pipeline, cast):
     slugs = [f["runbook"] for f in analysis.result["findings"]]
     assert "disk-full" in slugs
     assert list(analysis.findings.values_list("slug", flat=True)) == slugs
+
+
+def test_an_analysis_over_its_soft_time_limit_fails_and_leaves_no_staged_files(pipeline, cast):
+    """R7: the soft limit (here 1 s for this one message) fails the analysis with
+    "time limit", removes what it staged, and the worker goes on serving."""
+    import gzip
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from kb.models import Analysis
+    from kb.services.bundles import bundle_dir, bundle_store
+    from kb.tasks import analysis_run_task
+
+    # 100,000 matching lines: several seconds of work however warm the worker is.
+    log = b"".join(b"2024-03-01 10:00:01,000 ERROR org.apache.hadoop.hdfs.DFSClient: Exception in "
+                   b"createBlockOutputStream java.io.IOException: Bad connect ack with firstBadLink as "
+                   b"10.0.0.%d:50010\n" % (i % 250) for i in range(100_000))
+    bundle = bundle_store(incident=cast.incident, user=cast.alice,
+                          uploaded_file=SimpleUploadedFile("slow.log.gz", gzip.compress(log)))
+    analysis = Analysis.objects.create(team=bundle.team, bundle=bundle)
+
+    analysis_run_task.apply_async((analysis.id,), soft_time_limit=1, time_limit=60)
+
+    failed = wait_for_status(analysis.id, ("done", "failed"), 60, pipeline.worker)
+    assert failed.status == "failed", failed.status
+    assert failed.error == "time limit: the analysis ran longer than 1 s and was stopped"
+    assert not (bundle_dir(bundle) / "staged" / str(analysis.id)).exists()
+    assert (bundle_dir(bundle) / "upload").exists()

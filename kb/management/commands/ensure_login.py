@@ -14,7 +14,6 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
-from django.db import transaction
 
 from kb.models import Membership, Team
 
@@ -39,16 +38,16 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         User = get_user_model()
         path = _login_file()
-        with transaction.atomic():
-            user = User.objects.filter(username=USERNAME).first()
-            password = None
-            if user is None:
-                password = secrets.token_urlsafe(12)
-                user = User.objects.create_superuser(USERNAME, email="", password=password)
-                _write_secret(path, f"{USERNAME} {password}\n")
-            team, _ = Team.objects.get_or_create(slug="ops", defaults={"name": "ops"})
-            Membership.objects.update_or_create(user=user, team=team,
-                                                defaults={"role": Membership.Role.ADMIN})
+        # Each step is idempotent on its own: no transaction needed (nor a SQLite
+        # read-then-write lock upgrade while a worker writes).
+        user = User.objects.filter(username=USERNAME).first()
+        password = None
+        if user is None:
+            password = secrets.token_urlsafe(12)
+            user = User.objects.create_superuser(USERNAME, email="", password=password)
+            _write_secret(path, f"{USERNAME} {password}\n")
+        team, _ = Team.objects.get_or_create(slug="ops", defaults={"name": "ops"})
+        Membership.objects.update_or_create(user=user, team=team, defaults={"role": Membership.Role.ADMIN})
         if password is None and path.exists():
             parts = path.read_text().split()
             password = parts[1] if len(parts) == 2 and parts[0] == USERNAME else None
