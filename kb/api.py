@@ -99,6 +99,8 @@ def api_root(request: HttpRequest) -> JsonResponse:
     "/analyses",
     response={202: AnalysisCreated, 400: Message, 403: Message, 404: Message, 413: Message},
     summary="Upload a bundle and start its analysis",
+    # `file` is optional in the signature only so that a refused upload gets 413, not 422.
+    openapi_extra={"requestBody": {"content": {"multipart/form-data": {"schema": {"required": ["file"]}}}}},
 )
 def analysis_create(request: HttpRequest, file: File[UploadedFile] = None, incident: Form[int] = None):
     """`file`: an archive (.zip, .tar, .tar.gz/.tgz, .tar.bz2, .tar.xz, .gz) or a log file.
