@@ -131,9 +131,9 @@ def analysis_claim(*, analysis_id: int, owner: str) -> bool:
     # Claimable but claimed too often: each claim that did not finish was a crash.
     worn = rows.filter(attempts__gte=settings.KB_MAX_ATTEMPTS)
     attempts = worn.values_list("attempts", flat=True).first()
-    if attempts is not None:
-        worn.update(status=Status.FAILED, error=_crash_message(attempts), finished=now,
-                    lease_expires=None, stage="")
+    if attempts is not None and worn.update(status=Status.FAILED, error=_crash_message(attempts), finished=now,
+                                            lease_expires=None, stage=""):
+        _finished(analysis_id)
     return False
 
 
@@ -157,8 +157,19 @@ def analysis_fail(*, analysis_id: int, error: str, owner: str | None = None) -> 
     rows = Analysis.objects.filter(id=analysis_id, status__in=[Status.QUEUED, Status.RUNNING])
     if owner is not None:
         rows = rows.filter(lease_owner=owner)
-    return bool(rows.update(status=Status.FAILED, error=_one_line(error, 1000), finished=timezone.now(),
-                            lease_expires=None, stage=""))
+    if not rows.update(status=Status.FAILED, error=_one_line(error, 1000), finished=timezone.now(),
+                       lease_expires=None, stage=""):
+        return False
+    _finished(analysis_id)
+    return True
+
+
+def _finished(analysis_id: int) -> None:
+    """The analysis is done or failed: its incident's activity entry and the
+    owner's and followers' notifications (kb.services.notifications; never raises)."""
+    from kb.services.notifications import collab_analysis_finished
+
+    collab_analysis_finished(analysis_id=analysis_id)
 
 
 def _lease() -> timedelta:
@@ -234,6 +245,7 @@ def analysis_run(*, analysis_id: int, owner: str) -> bool:
         shutil.rmtree(workdir, ignore_errors=True)
         raise
     _store(analysis_id, owner, result, engine, _digest(runbooks))
+    _finished(analysis_id)
     return True
 
 
@@ -462,6 +474,7 @@ def analysis_reconcile(*, now=None) -> ReconcileResult:
             if same.update(status=Status.FAILED, error=_crash_message(row["attempts"]), finished=now,
                            lease_expires=None, stage=""):
                 out.crashed.append(row["id"])
+                _finished(row["id"])
         elif same.update(status=Status.QUEUED, lease_owner="", lease_expires=None, enqueued=None,
                          stage="", progress=0):
             out.expired.append(row["id"])

@@ -99,3 +99,18 @@ def test_the_nav_counts_unread_notifications(client_bob, incident, alice):
     collab.annotation_create(incident=incident, author=alice, body="@bob have a look")
     html = client_bob.get(reverse("home")).content.decode()
     assert 'href="/notifications/"' in html and 'aria-label="1 unread"' in html
+
+
+def test_a_failed_analysis_reaches_the_activity_and_the_owner(incident, alice):
+    from kb.models import Notification
+    from kb.services.analyses import analysis_fail
+
+    analysis = make_analysis(incident=incident, user=alice, status="queued")
+    assert analysis_fail(analysis_id=analysis.pk, error="the archive is empty")
+
+    assert Activity.objects.get(verb="analysis_failed").data == {"analysis": analysis.pk,
+                                                                 "error": "the archive is empty"}
+    n = Notification.objects.get(user=alice)
+    assert n.verb == "analysis_failed" and "the archive is empty" in n.text
+    assert not analysis_fail(analysis_id=analysis.pk, error="again")   # already failed: nothing new
+    assert Notification.objects.count() == 1
