@@ -293,6 +293,9 @@ def _analyse(analysis: Analysis, runbooks, engine, runner, range_bytes, startup,
     t0 = time.monotonic()
     progress.stage("unpacking")
     staged = stage_bundle([str(source)], str(workdir), limits)
+    if not staged.files:   # unusable input, as for `manage.py analyze` (exit 2): say so, not "no root cause"
+        skipped = "; ".join(f"{s.path}: {s.reason}" for s in staged.skipped[:3])
+        raise BundleError(f"{source.name}: no log files found" + (f" (skipped {skipped})" if skipped else ""))
     _test_stage_delay(analysis.bundle.original_name)
     result = analyze_staged(staged, runbooks, engine=engine, limits=limits, runner=runner,
                             range_bytes=range_bytes, started=t0, startup_seconds=startup,
