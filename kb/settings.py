@@ -100,7 +100,14 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Web and worker write to the same file: wait for the lock instead of failing.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # IMMEDIATE takes the write lock when a transaction starts, so a read-then-write
+    # transaction waits (timeout) instead of failing with "database is locked";
+    # WAL lets pages read while the worker writes.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({
+        "timeout": 30,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL;",
+    })
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 
 AUTH_PASSWORD_VALIDATORS = [
