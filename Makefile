@@ -27,6 +27,7 @@ test: install
 
 bench: install
 	$(PY) -m scripts.bench $(BENCH_ARGS)
+	$(PY) -m scripts.bench_api
 
 chaos: install
 	$(PY) -m pytest -m chaos --run-chaos $(PYTEST_ARGS)
