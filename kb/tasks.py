@@ -17,7 +17,7 @@ import threading
 import time
 
 from celery import shared_task
-from celery.exceptions import SoftTimeLimitExceeded
+from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
 from celery.signals import worker_ready
 from django.conf import settings
 from django.db import OperationalError, connections
@@ -35,12 +35,21 @@ TRANSIENT = (DatabaseBusy, RedisConnectionError)
 
 
 def _analysis_run_task_failure(self, exc, task_id, args, kwargs, einfo) -> None:
-    """Called in the worker once a transient error outlived the retries."""
-    from kb.services.analyses import analysis_fail
+    """Called in the worker once a transient error outlived the retries, and in the
+    worker's main process when the hard time limit killed the pool child running
+    the task: that analysis fails at once with "time limit" (a bundle that hung once
+    hangs again; left running, the reconciler would rerun it until "crashed N times")."""
+    from kb.services.analyses import analysis_discard_staged, analysis_fail
 
     if isinstance(exc, TRANSIENT):
         analysis_fail(analysis_id=args[0],
                       error=f"gave up after {self.max_retries} retries: {type(exc).__name__}: {exc}")
+    elif isinstance(exc, TimeLimitExceeded):
+        limit = exc.args[0] if exc.args else self.time_limit
+        if analysis_fail(analysis_id=args[0], task_id=task_id,
+                         error=f"time limit: the analysis ran longer than {limit:g} s (the hard limit) "
+                               "and its worker process was killed"):
+            analysis_discard_staged(analysis_id=args[0])
 
 
 @shared_task(

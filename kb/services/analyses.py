@@ -152,16 +152,26 @@ def analysis_release(*, analysis_id: int, owner: str) -> bool:
     ))
 
 
-def analysis_fail(*, analysis_id: int, error: str, owner: str | None = None) -> bool:
-    """Mark a queued or running analysis failed (only while `owner` holds it, if given)."""
+def analysis_fail(*, analysis_id: int, error: str, owner: str | None = None, task_id: str | None = None) -> bool:
+    """Mark a queued or running analysis failed (only while `owner`, or a delivery of
+    task `task_id`, holds it, if given)."""
     rows = Analysis.objects.filter(id=analysis_id, status__in=[Status.QUEUED, Status.RUNNING])
     if owner is not None:
         rows = rows.filter(lease_owner=owner)
+    if task_id is not None:
+        rows = rows.filter(status=Status.RUNNING, lease_owner__endswith=f":{task_id}")
     if not rows.update(status=Status.FAILED, error=_one_line(error, 1000), finished=timezone.now(),
                        lease_expires=None, stage=""):
         return False
     _finished(analysis_id)
     return True
+
+
+def analysis_discard_staged(*, analysis_id: int) -> None:
+    """Remove what an analysis staged, when its process was killed before it could."""
+    analysis = Analysis.objects.select_related("bundle").filter(id=analysis_id).first()
+    if analysis is not None:
+        shutil.rmtree(bundle_dir(analysis.bundle) / "staged" / str(analysis_id), ignore_errors=True)
 
 
 def _finished(analysis_id: int) -> None:
