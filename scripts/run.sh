@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 export DJANGO_SETTINGS_MODULE=kb.settings
-mkdir -p var/log
+mkdir -p var/log var/static
 $PY manage.py migrate --noinput >/dev/null
 $PY manage.py sync_runbooks
 pids=()
@@ -25,4 +25,4 @@ setsid $PY -m celery -A kb worker --loglevel INFO --concurrency 1 --logfile var/
 pids+=($!)
 $PY manage.py ensure_login
 echo "kb: worker log in var/log/worker.log; open http://127.0.0.1:8000"
-$PY manage.py runserver 127.0.0.1:8000
+$PY manage.py runserver 127.0.0.1:8000 --noreload
