@@ -209,8 +209,16 @@ KB_WAITING_AFTER = envint("KB_WAITING_AFTER", "10")                # UI: "waitin
 SPARK_MASTER = envstr("SPARK_MASTER", "local[*]")
 KB_ENGINE = envstr("KB_ENGINE", "spark")  # engine the worker uses: spark | local
 
-EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# Notifications are mailed only when EMAIL_HOST is set (kb.services.notifications); then over SMTP
+# unless EMAIL_BACKEND says otherwise.
 EMAIL_HOST = envstr("EMAIL_HOST", "")
+EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST
+                       else "django.core.mail.backends.console.EmailBackend")
+EMAIL_PORT = envint("EMAIL_PORT", "25")
+EMAIL_HOST_USER = envstr("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", "false")
+EMAIL_TIMEOUT = envint("EMAIL_TIMEOUT", "10")
 DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "kb@localhost")
 
 LOGGING = {

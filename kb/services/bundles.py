@@ -18,6 +18,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
 from kb.models import Bundle, Incident, Membership, Team
+from kb.services.collab import activity_record
 
 UPLOAD_NAME = "upload"
 COPY_CHUNK = 1024 * 1024
@@ -69,6 +70,8 @@ def bundle_store(*, incident: Incident, user, uploaded_file: UploadedFile) -> Bu
             raise
         bundle.stored_path, bundle.size, bundle.sha256 = str(target), size, digest
         bundle.save(update_fields=["stored_path", "size", "sha256"])
+        activity_record(incident=incident, actor=user, verb="uploaded", target=bundle.original_name,
+                        bundle=bundle.pk, size=size)
     return bundle
 
 

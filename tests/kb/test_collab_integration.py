@@ -114,3 +114,16 @@ def test_a_failed_analysis_reaches_the_activity_and_the_owner(incident, alice):
     assert n.verb == "analysis_failed" and "the archive is empty" in n.text
     assert not analysis_fail(analysis_id=analysis.pk, error="again")   # already failed: nothing new
     assert Notification.objects.count() == 1
+
+
+def test_an_upload_is_in_the_activity(settings, tmp_path, incident, alice):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from kb.services.bundles import bundle_store
+
+    settings.BUNDLES_DIR = tmp_path
+    bundle = bundle_store(incident=incident, user=alice,
+                          uploaded_file=SimpleUploadedFile("dn1 <logs>.tgz", b"x" * 2048))
+
+    act = Activity.objects.get(verb="uploaded")
+    assert (act.actor, act.target, act.data) == (alice, bundle.original_name, {"bundle": bundle.pk, "size": 2048})
