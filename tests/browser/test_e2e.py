@@ -12,7 +12,6 @@ which would point the connection back at the in-memory test database.
 
 from __future__ import annotations
 
-import io
 import re
 import tarfile
 

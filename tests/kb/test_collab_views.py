@@ -17,7 +17,6 @@ from tests.collab_fixtures import (  # noqa: F401  (fixtures)
     analysis,
     incident,
     make_analysis,
-    other_incident,
 )
 
 pytestmark = pytest.mark.django_db
