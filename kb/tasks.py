@@ -92,11 +92,11 @@ def analysis_run_task(self, analysis_id: int) -> None:
 
 
 def _fail_unexpected(analysis_id: int, owner: str, exc: Exception) -> None:
-    from kb.services.analyses import analysis_fail
+    from kb.services.analyses import analysis_fail, error_summary
 
-    log.exception("analysis %s failed", analysis_id)
+    log.exception("analysis %s failed", analysis_id)   # the whole story (a Java stack, say) goes to the log
     analysis_fail(analysis_id=analysis_id, owner=owner,
-                  error=f"the analysis failed with an internal error: {type(exc).__name__}: {exc}")
+                  error=f"the analysis failed with an internal error: {error_summary(exc)}")
 
 
 @worker_ready.connect

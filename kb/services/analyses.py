@@ -56,6 +56,18 @@ class LeaseLost(Exception):
     """Another delivery took the analysis over (our lease expired), or it was failed meanwhile."""
 
 
+class SparkUnavailable(Exception):
+    """The worker's SparkSession could not start (no Java, no master); the message is one line."""
+
+
+def error_summary(exc: BaseException) -> str:
+    """One line for a user: the exception's type and first line, and for an error from
+    the JVM (py4j puts it on a line starting ": ") the Java exception, not its stack."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    java = next((line[2:] for line in lines if line.startswith(": ")), None)
+    return _one_line(java or f"{type(exc).__name__}: {lines[0] if lines else ''}", 500)
+
+
 # ---------------------------------------------------------------- start and send
 
 
@@ -247,7 +259,7 @@ def analysis_run(*, analysis_id: int, owner: str) -> bool:
         runner, startup, range_bytes = _engine(engine, analysis_id, owner, progress)
         with _Heartbeat(analysis_id, owner):
             result = _analyse(analysis, runbooks, engine, runner, range_bytes, startup, progress, workdir)
-    except BundleError as exc:
+    except (BundleError, SparkUnavailable) as exc:
         shutil.rmtree(workdir, ignore_errors=True)
         analysis_fail(analysis_id=analysis_id, owner=owner, error=str(exc))
         return True
@@ -268,7 +280,11 @@ def _engine(engine: str, analysis_id: int, owner: str, progress: _Progress):
         if not is_warm():   # 20-60 s of JVM start: hold the lease meanwhile
             analysis_extend_lease(analysis_id=analysis_id, owner=owner,
                                   seconds=settings.KB_STARTUP_LEASE_SECONDS)
-        runner, startup = spark_runner(settings.SPARK_MASTER, progress=progress.scanned)
+        try:
+            runner, startup = spark_runner(settings.SPARK_MASTER, progress=progress.scanned)
+        except Exception as exc:   # the JVM did not start, or the master never answered
+            raise SparkUnavailable(f"Spark could not start on {settings.SPARK_MASTER}: {error_summary(exc)} "
+                                   "(check the worker's JAVA_HOME and SPARK_MASTER)") from exc
         return runner, startup, RECOMMENDED_RANGE_BYTES
     if engine != "local":
         raise ValueError(f"KB_ENGINE must be spark or local, not {engine!r}")
