@@ -100,10 +100,47 @@ def _live_session() -> SparkSession | None:
         _forget_inherited_spark()
         _session = _session_pid = _session_master = None
         return None
-    if _session.sparkContext._jsc is None:   # stopped behind our back
+    if _session.sparkContext._jsc is None or _stopped_in_jvm(_session):   # stopped behind our back
+        _discard_stopped_context()
         _session = _session_pid = _session_master = None
         return None
     return _session
+
+
+def _stopped_in_jvm(session: SparkSession) -> bool:
+    """True when the JVM stopped this session's SparkContext (its master went away and
+    the application was killed) or the JVM itself is gone."""
+    try:
+        return bool(session.sparkContext._jsc.sc().isStopped())
+    except Exception:   # noqa: BLE001 - py4j errors of every kind mean the same: unusable
+        return True
+
+
+def _discard_stopped_context() -> None:
+    """Forget a SparkContext that is stopped or never got going: pyspark keeps it as the
+    active context and would hand it back to every later getOrCreate() ("Cannot call
+    methods on a stopped SparkContext") until the process ends. If the JVM is gone too,
+    forget the gateway as well, so that the next get_spark() launches a new one."""
+    if "pyspark" not in sys.modules:
+        return
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    context = SparkContext._active_spark_context
+    if context is not None:
+        try:
+            context.stop()
+        except Exception:   # noqa: BLE001 - best effort: it is being dropped anyway
+            pass
+    SparkContext._active_spark_context = None
+    SparkSession._instantiatedSession = None
+    SparkSession._activeSession = None
+    if SparkContext._gateway is not None:
+        try:
+            SparkContext._gateway.jvm.java.lang.System.currentTimeMillis()
+        except Exception:   # noqa: BLE001
+            SparkContext._gateway = None
+            SparkContext._jvm = None
 
 
 def _forget_inherited_spark() -> None:
@@ -150,7 +187,11 @@ def _build(master: str) -> SparkSession:
     )
     if os.environ.get("SPARK_EXECUTOR_MEMORY"):
         builder = builder.config("spark.executor.memory", os.environ["SPARK_EXECUTOR_MEMORY"])
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+    except Exception:
+        _discard_stopped_context()   # e.g. no master answered: the next call must start afresh
+        raise
     spark.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", "WARN"))
     # Py4J logs every connection at INFO ("Closing down clientserver connection").
     logging.getLogger("py4j").setLevel(logging.WARNING)
