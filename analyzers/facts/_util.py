@@ -13,6 +13,9 @@ MAX_LINES = 1_000_000
 # Real config files are a few hundred KB at most; anything bigger is not one.
 MAX_CONFIG_BYTES = 10 * 1024**2
 MAX_TEXT = 2000   # same display limit as Hit.text
+# Characters of one line a fact parser sees; the rest of a longer line is read past,
+# never held (a single 2 GiB line would otherwise be read whole, twice over as str).
+MAX_LINE_CHARS = 1024**2
 
 # "2019-04-23T17:39:19.323+0800", "2019-04-23 17:39:19,323", "2019-04-23 17:39:19"
 _ISO_RE = re.compile(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)(?:[.,](\d{1,9}))?")
@@ -38,11 +41,16 @@ def iter_lines(file: BundleFile, notes: list[str] | None,
     """(1-based line number, line without EOL), streaming, stopping at max_lines."""
     max_lines = max_lines or MAX_LINES
     with open(file.disk_path, encoding="utf-8", errors="replace", newline="") as f:
-        for n, line in enumerate(f, 1):
+        n = 0
+        while line := f.readline(MAX_LINE_CHARS):
+            n += 1
             if n > max_lines:
                 if notes is not None:
                     notes.append(f"{file.path}: facts read from the first {max_lines} lines only")
                 return
+            rest = line
+            while len(rest) == MAX_LINE_CHARS and not rest.endswith(("\n", "\r")):
+                rest = f.readline(MAX_LINE_CHARS)      # an over-long line: skip to its end
             yield n, line.rstrip("\r\n")
 
 
