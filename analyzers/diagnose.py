@@ -118,12 +118,19 @@ def _diagnose_one(rb, occurrences, requirers, versions, config) -> dict[str, Any
         hits = [h for h in occurrences.get(s["id"], []) if all_hold(s.get("where"), h.captures)]
         if hits:
             present[s["id"]] = sorted(hits, key=_sort_key)
-    required = [s for s in rb["symptoms"] if s["role"] == "required"]
-    if not all(s["id"] in present for s in required):
+    # Required symptoms: each ungrouped one must be present; of a `group`, one is enough
+    # (the same requirement seen through different logs, e.g. a GC log or a pause monitor).
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for s in rb["symptoms"]:
+        if s["role"] == "required":
+            groups[s.get("group") or s["id"]].append(s)
+    met = [[s for s in members if s["id"] in present] for members in groups.values()]
+    if not all(met):
         return None
+    required = [s for members in met for s in members]
     # A symptom other runbooks also require is shared evidence, not a diagnosis:
     # alone it gives candidates, not a finding.
-    specific = any(requirers.get(s["id"]) == [rb["slug"]] for s in required) or len(required) >= 2
+    specific = any(requirers.get(s["id"]) == [rb["slug"]] for s in required) or len(met) >= 2
     if not specific:
         return None
     score, why = 0.0, []

@@ -39,7 +39,7 @@ TOP_KEYS = {
     "chain": False, "knobs": False, "tickets": False, "references": False, "differential": False,
 }
 SYMPTOM_DEF_KEYS = {"id", "title", "patterns", "fact", "captures", "level", "examples", "sources", "description"}
-SYMPTOM_USE_KEYS = {"role", "weight", "where", "veto"}
+SYMPTOM_USE_KEYS = {"role", "weight", "where", "veto", "group"}
 RELATION_KEYS = {"first", "then", "within", "order", "hosts", "role", "weight", "why"}
 KNOB_KEYS = {"key", "component", "file", "default", "defaults", "recommended", "why"}
 FIX_KEYS = {"title", "kind", "steps"}
@@ -256,6 +256,8 @@ def _validate_symptoms(symptoms: Any, path: str) -> set[str]:
         where = f"symptom '{sid}'"
         if s["role"] not in ROLES:
             raise _fail(path, where, f"role must be one of {ROLES}")
+        if "group" in s and (s["role"] != "required" or not isinstance(s["group"], str) or not s["group"]):
+            raise _fail(path, where, "group (alternatives among required symptoms) needs role 'required' and a name")
         weight = s.get("weight", 0.0)
         if not isinstance(weight, (int, float)) or not 0 <= weight <= 1:
             raise _fail(path, where, "weight must be a number in [0, 1]")

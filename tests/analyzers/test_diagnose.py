@@ -93,3 +93,12 @@ def test_a_symptom_others_only_support_still_diagnoses_the_runbook_that_requires
 def test_a_symptom_two_runbooks_require_is_not_a_finding_alone():
     two = [rb("a", [sym("shared", "required")]), rb("b", [sym("shared", "required")])]
     assert diagnose({"shared": [hit("shared")]}, two, {}, {}) == []
+
+
+def test_one_required_symptom_of_a_group_is_enough():
+    book = rb("gc", [sym("gc-log-pause", "required", 0.5, group="pause"),
+                     sym("pause-monitor-gc", "required", 0.5, group="pause"),
+                     sym(HEARTBEAT, "supporting", 0.1)])
+    (f,) = diagnose({"gc-log-pause": [hit("gc-log-pause")]}, [book], {}, {})
+    assert f["runbook"] == "gc" and f["confidence"] == 0.5
+    assert diagnose({HEARTBEAT: [hit(HEARTBEAT)]}, [book], {}, {}) == []
