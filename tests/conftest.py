@@ -14,6 +14,10 @@ from pathlib import Path
 
 import pytest
 
+# --run-chaos and the skipping of `chaos` tests without it (make chaos); a plugin,
+# because only conftest files loaded at start-up may add command-line options.
+pytest_plugins = ["tests.reliability.chaos_plugin"]
+
 DISK_FULL = """\
 ---
 slug: disk-full

