@@ -13,6 +13,7 @@ pass by hand or from cron.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 
@@ -99,6 +100,18 @@ def _fail_unexpected(analysis_id: int, owner: str, exc: Exception) -> None:
                   error=f"the analysis failed with an internal error: {error_summary(exc)}")
 
 
+# The reconciler thread lives in the worker's main process, which forks a new pool
+# child whenever one dies (killed, OOM, hard time limit). A fork while that thread is
+# inside SQLite, the database driver or redis-py copies their locks, held, into the
+# child, which then blocks on its first use of them for ever: the replacement child
+# sat in futex_wait and the tasks sent to it never started (tests/reliability; the
+# fork-with-threads hazard of reliability-notes A1.6). A pass runs under this lock,
+# and every fork in the process waits for it (a pass takes milliseconds).
+_reconcile_lock = threading.Lock()
+os.register_at_fork(before=_reconcile_lock.acquire, after_in_parent=_reconcile_lock.release,
+                    after_in_child=_reconcile_lock.release)
+
+
 @worker_ready.connect
 def _start_reconciler(sender=None, **kwargs) -> None:
     interval = settings.KB_RECONCILE_INTERVAL
@@ -111,12 +124,13 @@ def _reconcile_forever(interval: float) -> None:
     from kb.services.analyses import analysis_reconcile
 
     while True:
-        try:
-            result = analysis_reconcile()
-            if result:
-                log.info(result.summary())
-        except Exception:
-            log.exception("kb: reconcile pass failed")
-        finally:
-            connections.close_all()   # this thread's connections only
+        with _reconcile_lock:          # no fork while a pass holds database or Redis locks
+            try:
+                result = analysis_reconcile()
+                if result:
+                    log.info(result.summary())
+            except Exception:
+                log.exception("kb: reconcile pass failed")
+            finally:
+                connections.close_all()   # this thread's connections only
         time.sleep(interval)
