@@ -108,7 +108,7 @@ def analyze_staged(staged: StagedBundle, runbooks: list[dict[str, Any]], *, engi
     results = (runner or run_ranges_local)(tasks, signatures, limits.max_line_bytes)
     if progress:
         progress("scoring", 0)
-    result = assemble(staged, results, runbooks)
+    result = assemble(staged, results, runbooks, matcher_for(signatures).engine)
     result["stats"].update({
         "seconds": round(time.monotonic() - t0, 3),
         "startup_seconds": round(startup_seconds, 3),
@@ -117,7 +117,8 @@ def analyze_staged(staged: StagedBundle, runbooks: list[dict[str, Any]], *, engi
     return result
 
 
-def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[dict[str, Any]]) -> dict[str, Any]:
+def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[dict[str, Any]],
+             matcher: str) -> dict[str, Any]:
     files = {f.path: f for f in staged.files}
     types, titles, fact_symptoms = _symptom_tables(runbooks)
     by_file: dict[str, list[RangeResult]] = defaultdict(list)
@@ -148,7 +149,7 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[di
                     host=f.host or (header.host if header else None), component=f.component,
                 ))
                 matched_lines.add(line)
-            for ln, text, _hdr in r.errors:
+            for ln, text in r.errors:
                 error_lines.append((path, offset + ln, text))
             for comp, ver, ln, text in r.versions:
                 if ver not in versions[comp]:
@@ -204,7 +205,7 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[di
         "stats": {
             "files": len(staged.files), "lines": lines_total, "bytes": bytes_total,
             "error_lines": error_total, "error_lines_sampled": errors_sampled, "facts": len(facts),
-            "matcher": matcher_for(signatures_from_runbooks(runbooks)).engine,
+            "matcher": matcher,
         },
     }
 

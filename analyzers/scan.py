@@ -13,7 +13,6 @@ timestamp) leave this module; everything else is bytes skimmed by Hyperscan.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +41,7 @@ class RangeResult:
     lines: int = 0                   # lines that start inside the range
     bytes: int = 0
     hits: list[RawHit] = field(default_factory=list)
-    errors: list[tuple[int, str, str | None]] = field(default_factory=list)  # (line_in_range, text, header)
+    errors: list[tuple[int, str]] = field(default_factory=list)  # (line_in_range, text): unmatched-template sample
     error_count: int = 0             # error lines seen while sampling (all of them unless errors_sampled)
     errors_sampled: bool = False     # the sample filled up; later blocks were scanned without the error pattern
     versions: list[tuple[str, str, int, str]] = field(default_factory=list)  # (component, version, line, text)
@@ -206,7 +205,7 @@ def _scan_block(data: bytes, base: int, line_no: int, result: RangeResult, match
         if key == ERROR_KEY:
             result.error_count += 1
             if len(result.errors) < MAX_ERROR_LINES:
-                result.errors.append((lineno, line[:MAX_TEXT], None))  # no header lookup: templates need none
+                result.errors.append((lineno, line[:MAX_TEXT]))
             else:
                 result.errors_sampled = True
         elif key.startswith(VERSION_KEY_PREFIX):
@@ -215,6 +214,3 @@ def _scan_block(data: bytes, base: int, line_no: int, result: RangeResult, match
             caps = {k: v for k, v in m.groupdict().items() if v is not None}
             result.hits.append(RawHit(key, lineno, line[:MAX_TEXT], caps, headers.find(data, ls, base, line)))
 
-
-def file_size(path: str) -> int:
-    return os.path.getsize(path)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 try:
     import hyperscan
@@ -158,5 +158,3 @@ def matcher_for(signatures: list[Signature]) -> Matcher:
         _CACHE[key] = Matcher(signatures)
     return _CACHE[key]
 
-
-Converter = Callable[[str], Any]

@@ -208,7 +208,7 @@ def merge_pieces(path: str, start: int, parts: Sequence[RangeResult]) -> RangeRe
     for r in parts:
         whole.hits.extend(replace(h, line_in_range=h.line_in_range + offset) for h in r.hits)
         room = MAX_ERROR_LINES - len(whole.errors)
-        whole.errors.extend((ln + offset, text, hdr) for ln, text, hdr in r.errors[:max(0, room)])
+        whole.errors.extend((ln + offset, text) for ln, text in r.errors[:max(0, room)])
         whole.errors_sampled = whole.errors_sampled or r.errors_sampled or len(r.errors) > room
         whole.error_count += r.error_count
         whole.versions.extend((comp, ver, ln + offset, text) for comp, ver, ln, text in r.versions)
