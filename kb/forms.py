@@ -38,3 +38,16 @@ class LogSearchForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false", "class": "code-editor",
                                      "placeholder": "Paste log lines or a stack trace"}),
     )
+
+
+class SymptomEditForm(forms.Form):
+    text = forms.CharField(
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 24, "spellcheck": "false", "class": "code-editor"}),
+        label="Symptom file (YAML)",
+    )
+    message = forms.CharField(
+        max_length=200, required=False, label="What changed",
+        widget=forms.TextInput(attrs={"placeholder": "e.g. add the Hadoop 2.x wording"}),
+    )
+    base_revision = forms.IntegerField(required=False, widget=forms.HiddenInput)
