@@ -31,17 +31,21 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
 from django.db import OperationalError, connections, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from analyzers.model import BundleError, Limits
-from kb.models import Analysis, Bundle, Finding, Runbook
-from kb.services.bundles import bundle_dir, safe_label
+from analyzers.model import BundleError
+from kb.models import Analysis, Bundle, Finding, Incident, Runbook, Team
+from kb.services.bundles import bundle_dir, bundle_incident_for_upload, bundle_limits, bundle_store, safe_label
 from kb.tasks import analysis_run_task
+
+if TYPE_CHECKING:
+    from analyzers.runners import Runner
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +73,18 @@ def error_summary(exc: BaseException) -> str:
 
 
 # ---------------------------------------------------------------- start and send
+
+
+def analysis_upload(*, user, uploaded_file: UploadedFile, incident: Incident | None = None,
+                    team: Team | None = None) -> Analysis:
+    """Store an upload and queue its analysis, in one transaction: on `incident`,
+    or (without one) on a new incident of `team` titled after the file. The web
+    form and the API both come here."""
+    with transaction.atomic():
+        if incident is None:
+            incident = bundle_incident_for_upload(user=user, team=team, name=uploaded_file.name)
+        bundle = bundle_store(incident=incident, user=user, uploaded_file=uploaded_file)
+        return analysis_start(bundle=bundle)
 
 
 def analysis_start(*, bundle: Bundle) -> Analysis:
@@ -255,10 +271,9 @@ def analysis_run(*, analysis_id: int, owner: str) -> bool:
     progress = _Progress(analysis_id, owner)
     workdir = bundle_dir(analysis.bundle) / "staged" / str(analysis_id)
     try:
-        # Spark starts here, before this process starts any thread (reliability-notes A1.6).
-        runner, startup, range_bytes = _engine(engine, analysis_id, owner, progress)
+        runner = _runner(engine, analysis_id, owner, progress)
         with _Heartbeat(analysis_id, owner):
-            result = _analyse(analysis, runbooks, engine, runner, range_bytes, startup, progress, workdir)
+            result = _analyse(analysis, runbooks, runner, progress, workdir)
     except (BundleError, SparkUnavailable) as exc:
         shutil.rmtree(workdir, ignore_errors=True)
         analysis_fail(analysis_id=analysis_id, owner=owner, error=str(exc))
@@ -271,60 +286,35 @@ def analysis_run(*, analysis_id: int, owner: str) -> bool:
     return True
 
 
-def _engine(engine: str, analysis_id: int, owner: str, progress: _Progress):
-    from analyzers.engine import RANGE_BYTES
+def _runner(engine: str, analysis_id: int, owner: str, progress: _Progress) -> Runner:
+    from analyzers.runners import EngineStartError, make_runner
 
-    if engine == "spark":
-        from analyzers.spark import RECOMMENDED_RANGE_BYTES, is_warm, spark_runner
-
-        if not is_warm():   # 20-60 s of JVM start: hold the lease meanwhile
-            analysis_extend_lease(analysis_id=analysis_id, owner=owner,
-                                  seconds=settings.KB_STARTUP_LEASE_SECONDS)
-        try:
-            runner, startup = spark_runner(settings.SPARK_MASTER, progress=progress.scanned)
-        except Exception as exc:   # the JVM did not start, or the master never answered
-            raise SparkUnavailable(f"Spark could not start on {settings.SPARK_MASTER}: {error_summary(exc)} "
-                                   "(check the worker's JAVA_HOME and SPARK_MASTER)") from exc
-        return runner, startup, RECOMMENDED_RANGE_BYTES
-    if engine != "local":
-        raise ValueError(f"KB_ENGINE must be spark or local, not {engine!r}")
-    return _local_runner(progress.scanned), 0.0, RANGE_BYTES
+    # Spark starts here, before this process starts any thread (reliability-notes A1.6);
+    # 20-60 s of JVM start: hold the lease meanwhile.
+    hold = partial(analysis_extend_lease, analysis_id=analysis_id, owner=owner,
+                   seconds=settings.KB_STARTUP_LEASE_SECONDS)
+    try:
+        return make_runner(engine, master=settings.SPARK_MASTER, scanned=progress.scanned, before_cold_start=hold)
+    except EngineStartError as exc:   # the JVM did not start, or the master never answered
+        raise SparkUnavailable(f"Spark could not start on {settings.SPARK_MASTER}: {error_summary(exc.__cause__)} "
+                               "(check the worker's JAVA_HOME and SPARK_MASTER)") from exc
 
 
-def _local_runner(report: Callable[[int, int], None]):
-    """The engine's in-process runner, one range at a time, reporting bytes scanned."""
-    from analyzers.engine import run_ranges_local
-
-    def run(tasks, signatures, max_line):
-        total = sum(t.end - t.start for t in tasks)
-        done, results = 0, []
-        for task in tasks:
-            results += run_ranges_local([task], signatures, max_line)
-            done += task.end - task.start
-            report(done, total)
-        return results
-
-    return run
-
-
-def _analyse(analysis: Analysis, runbooks, engine, runner, range_bytes, startup, progress, workdir: Path):
-    from analyzers.bundle import stage_bundle
+def _analyse(analysis: Analysis, runbooks, runner: Runner, progress: _Progress, workdir: Path):
     from analyzers.engine import analyze_staged
+    from analyzers.staging import stage_logs
 
     shutil.rmtree(workdir, ignore_errors=True)       # a redelivery starts clean
     source = _input_link(Path(analysis.bundle.stored_path), workdir / "input",
                          safe_label(analysis.bundle.original_name))
-    limits = Limits(max_unpacked_bytes=settings.BUNDLE_MAX_UNPACKED_BYTES,
-                    max_files=settings.BUNDLE_MAX_FILES, max_ratio=settings.BUNDLE_MAX_RATIO)
+    limits = bundle_limits()
     t0 = time.monotonic()
     progress.stage("unpacking")
-    staged = stage_bundle([str(source)], str(workdir), limits)
-    if not staged.files:   # unusable input, as for `manage.py analyze` (exit 2): say so, not "no root cause"
-        skipped = "; ".join(f"{s.path}: {s.reason}" for s in staged.skipped[:3])
-        raise BundleError(f"{source.name}: no log files found" + (f" (skipped {skipped})" if skipped else ""))
+    # Unusable input, as for `manage.py analyze` (exit 2): say so, not "no root cause".
+    staged = stage_logs([str(source)], str(workdir), limits, label=source.name)
     _test_stage_delay(analysis.bundle.original_name)
-    result = analyze_staged(staged, runbooks, engine=engine, limits=limits, runner=runner,
-                            range_bytes=range_bytes, started=t0, startup_seconds=startup,
+    result = analyze_staged(staged, runbooks, engine=runner.engine, limits=limits, runner=runner.run,
+                            range_bytes=runner.range_bytes, started=t0, startup_seconds=runner.startup_seconds,
                             progress=progress.stage)
     root = bundle_dir(analysis.bundle)
     manifest = {f.path: os.path.relpath(f.disk_path, root) for f in staged.files}

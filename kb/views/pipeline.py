@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from django import forms
 from django.conf import settings
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
@@ -22,8 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from kb.access import get_visible_or_404, visible
 from kb.models import Analysis, Incident
 from kb.services.analyses import analysis_is_waiting, analysis_reanalyse as analysis_reanalyse_service
-from kb.services.analyses import analysis_start
-from kb.services.bundles import bundle_store
+from kb.services.analyses import analysis_upload
 from kb.uploads import human_bytes, upload_refusal
 
 
@@ -58,9 +56,7 @@ def incident_upload(request: HttpRequest, incident_id: int) -> HttpResponse:
         form = BundleUploadForm(request.POST, request.FILES)   # parses the body: the handler may refuse it
         refusal = upload_refusal(request)
         if not refusal and form.is_valid():
-            with transaction.atomic():
-                bundle = bundle_store(incident=incident, user=request.user, uploaded_file=form.cleaned_data["file"])
-                analysis = analysis_start(bundle=bundle)
+            analysis = analysis_upload(incident=incident, user=request.user, uploaded_file=form.cleaned_data["file"])
             page = _progress_page(incident, analysis)
             if _is_xhr(request):
                 return JsonResponse({"analysis": analysis.id, "redirect": page})
