@@ -19,7 +19,7 @@ from django.db import transaction
 
 from analyzers.model import Limits
 from kb.models import Bundle, Incident, Membership, Team
-from kb.services.collab import activity_record
+from kb.services.activity import activity_record
 
 UPLOAD_NAME = "upload"
 COPY_CHUNK = 1024 * 1024

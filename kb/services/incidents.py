@@ -17,8 +17,9 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from kb.models import Analysis, Incident, Membership, Team
-from kb.services.collab import activity_record
+from kb.access import is_member
+from kb.models import Analysis, Incident, Team
+from kb.services.activity import activity_record
 
 CONTEXT_RADIUS = 10
 MAX_LINE_CHARS = 4000
@@ -26,12 +27,8 @@ MAX_LINE_NUMBER = 10**9
 STAGED_NAME = re.compile(r"^\d{6}\.log$")
 
 
-def _is_member(user: Any, team: Team) -> bool:
-    return user is not None and Membership.objects.filter(user=user, team=team).exists()
-
-
 def incident_create(*, team: Team, title: str, severity: str, user: Any) -> Incident:
-    if not _is_member(user, team):
+    if not is_member(user, team):
         raise ValidationError({"team": "You are not a member of this team."})
     if severity not in Incident.Severity.values:
         raise ValidationError({"severity": "Unknown severity."})
@@ -61,7 +58,7 @@ def incident_update(*, incident: Incident, status: str | None = None, severity: 
         incident.severity = severity
         fields.append("severity")
     if set_owner:
-        if owner is not None and not _is_member(owner, incident.team):
+        if owner is not None and not is_member(owner, incident.team):
             raise ValidationError({"owner": "The owner must be a member of the incident's team."})
         incident.owner = owner
         fields.append("owner")

@@ -9,7 +9,7 @@ from django.template import TemplateDoesNotExist
 from django.template.loader import get_template
 from django.urls import NoReverseMatch, reverse
 
-from kb.timeline import evidence_anchor, parse_ts
+from kb.lib.timeline import evidence_anchor, parse_ts
 
 register = template.Library()
 

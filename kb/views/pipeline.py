@@ -11,7 +11,6 @@ upload progress bar.
 
 from __future__ import annotations
 
-from django import forms
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -19,18 +18,10 @@ from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from kb.access import get_visible_or_404, visible
+from kb.forms import BundleUploadForm
 from kb.models import Analysis, Incident
-from kb.services.analyses import analysis_is_waiting, analysis_reanalyse as analysis_reanalyse_service
-from kb.services.analyses import analysis_upload
+from kb.services import analyses
 from kb.uploads import human_bytes, upload_refusal
-
-
-class BundleUploadForm(forms.Form):
-    file = forms.FileField(
-        label="Log bundle",
-        help_text="An archive (.zip, .tar, .tar.gz, .tgz, .tar.bz2, .tar.xz, .gz) or a single log file.",
-    )
-
 
 def _url_or(name: str, args: list, fallback: str) -> str:
     """A page another module may provide; a plain path until it does."""
@@ -56,7 +47,7 @@ def incident_upload(request: HttpRequest, incident_id: int) -> HttpResponse:
         form = BundleUploadForm(request.POST, request.FILES)   # parses the body: the handler may refuse it
         refusal = upload_refusal(request)
         if not refusal and form.is_valid():
-            analysis = analysis_upload(incident=incident, user=request.user, uploaded_file=form.cleaned_data["file"])
+            analysis = analyses.analysis_upload(incident=incident, user=request.user, uploaded_file=form.cleaned_data["file"])
             page = _progress_page(incident, analysis)
             if _is_xhr(request):
                 return JsonResponse({"analysis": analysis.id, "redirect": page})
@@ -85,7 +76,7 @@ def incident_upload(request: HttpRequest, incident_id: int) -> HttpResponse:
 def _progress_context(analysis: Analysis) -> dict:
     return {
         "analysis": analysis,
-        "waiting": analysis_is_waiting(analysis),
+        "waiting": analyses.analysis_is_waiting(analysis),
         "detail_url": _url_or("analysis_detail", [analysis.id], f"/analyses/{analysis.id}/"),
         "finding_count": analysis.findings.count() if analysis.status == Analysis.Status.DONE else 0,
     }
@@ -100,5 +91,5 @@ def analysis_progress(request: HttpRequest, analysis_id: int) -> HttpResponse:
 @require_POST
 def analysis_reanalyse(request: HttpRequest, analysis_id: int) -> HttpResponse:
     old = get_visible_or_404(Analysis.objects.select_related("bundle__incident"), request.user, id=analysis_id)
-    new = analysis_reanalyse_service(analysis=old)
+    new = analyses.analysis_reanalyse(analysis=old)
     return redirect(_progress_page(old.bundle.incident, new))

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from analyzers.engine import analyze_paths
 from kb.models import Analysis, Bundle, Incident
-from kb.timeline import evidence_anchor
+from kb.lib.timeline import evidence_anchor
 from tests.helpers import SEED_BUNDLES, runbook_metas
 
 pytestmark = pytest.mark.django_db
