@@ -161,7 +161,7 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[di
             errors_sampled = errors_sampled or r.errors_sampled
         error_lines = [e for e in error_lines if not (e[0] == path and e[1] in matched_lines)]
 
-    facts = [fact for f in staged.files for fact in extract_facts(f)]
+    facts = [fact for f in staged.files for fact in extract_facts(f, notes)]
     config = effective_config(facts)
     for sid, s in fact_symptoms.items():
         for fact in facts:

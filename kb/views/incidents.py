@@ -9,7 +9,6 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -19,7 +18,7 @@ import kb.services.incidents
 from kb.forms import IncidentCreateForm, IncidentFilterForm, IncidentUpdateForm
 from kb.models import Analysis, Incident
 from kb.selectors.incidents import analysis_report, user_teams
-from kb.services.analyses import analysis_is_waiting
+from kb.views.pipeline import progress_context
 
 LIST_LIMIT = 200
 
@@ -76,7 +75,7 @@ def _incident_page(request: HttpRequest, incident: Incident, form: IncidentUpdat
     latest = detail["latest_done"]
     ctx = {
         "incident": incident, "form": form, **detail,
-        "in_flight": [_progress_ctx(a) for a in detail["in_flight"]],
+        "in_flight": [progress_context(a) for a in detail["in_flight"]],
         "analysis": latest, "report": analysis_report(analysis=latest) if latest else None,
     }
     return render(request, "kb/incident_detail.html", ctx, status=status)
@@ -108,19 +107,12 @@ def incident_update(request: HttpRequest, pk: int) -> HttpResponse:
     return _incident_page(request, incident, form, status=400)
 
 
-def _progress_ctx(analysis: Analysis) -> dict:
-    """What the pipeline's progress partial (_analysis_progress.html) expects."""
-    return {"analysis": analysis, "waiting": analysis_is_waiting(analysis),
-            "detail_url": reverse("analysis_detail", args=[analysis.pk]),
-            "finding_count": len((analysis.result or {}).get("findings") or [])}
-
-
 @require_GET
 def analysis_detail(request: HttpRequest, pk: int) -> HttpResponse:
     analysis = _get_analysis(request, pk)
     done = analysis.status == Analysis.Status.DONE and analysis.result is not None
     ctx = {
-        **_progress_ctx(analysis), "incident": analysis.bundle.incident, "bundle": analysis.bundle,
+        **progress_context(analysis), "incident": analysis.bundle.incident, "bundle": analysis.bundle,
         "report": analysis_report(analysis=analysis) if done else None,
     }
     return render(request, "kb/analysis_detail.html", ctx)

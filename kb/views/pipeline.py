@@ -14,7 +14,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from kb.access import get_visible_or_404, visible
@@ -22,14 +22,6 @@ from kb.forms import BundleUploadForm
 from kb.models import Analysis, Incident
 from kb.services import analyses
 from kb.uploads import human_bytes, upload_refusal
-
-def _url_or(name: str, args: list, fallback: str) -> str:
-    """A page another module may provide; a plain path until it does."""
-    try:
-        return reverse(name, args=args)
-    except NoReverseMatch:
-        return fallback
-
 
 def _progress_page(incident: Incident, analysis: Analysis) -> str:
     return f"{reverse('incident_upload', args=[incident.id])}?analysis={analysis.id}"
@@ -62,22 +54,23 @@ def incident_upload(request: HttpRequest, incident_id: int) -> HttpResponse:
                     .filter(id=int(request.GET["analysis"]), bundle__incident=incident).first())
     ctx = {
         "incident": incident,
-        "incident_url": _url_or("incident_detail", [incident.id], f"/incidents/{incident.id}/"),
+        "incident_url": reverse("incident_detail", args=[incident.id]),
         "form": form,
         "error": error,
         "max_bytes": settings.UPLOAD_MAX_BYTES,
         "max_human": human_bytes(settings.UPLOAD_MAX_BYTES),
     }
     if analysis is not None:
-        ctx.update(_progress_context(analysis))
+        ctx.update(progress_context(analysis))
     return render(request, "kb/upload.html", ctx, status=status)
 
 
-def _progress_context(analysis: Analysis) -> dict:
+def progress_context(analysis: Analysis) -> dict:
+    """What the progress partial (_analysis_progress.html) expects; the incident and analysis pages too."""
     return {
         "analysis": analysis,
         "waiting": analyses.analysis_is_waiting(analysis),
-        "detail_url": _url_or("analysis_detail", [analysis.id], f"/analyses/{analysis.id}/"),
+        "detail_url": reverse("analysis_detail", args=[analysis.id]),
         "finding_count": analysis.findings.count() if analysis.status == Analysis.Status.DONE else 0,
     }
 
@@ -85,7 +78,7 @@ def _progress_context(analysis: Analysis) -> dict:
 @require_GET
 def analysis_progress(request: HttpRequest, analysis_id: int) -> HttpResponse:
     analysis = get_visible_or_404(Analysis.objects.select_related("bundle"), request.user, id=analysis_id)
-    return render(request, "kb/_analysis_progress.html", _progress_context(analysis))
+    return render(request, "kb/_analysis_progress.html", progress_context(analysis))
 
 
 @require_POST
