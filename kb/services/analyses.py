@@ -31,7 +31,8 @@ from django.utils import timezone
 from analyzers.model import BundleError
 from analyzers.staging import stage_logs
 from kb.models import Analysis, Bundle, Finding, Incident, Runbook, Team
-from kb.services.bundles import bundle_dir, bundle_incident_for_upload, bundle_limits, bundle_store, safe_label
+from kb.services.bundles import bundle_incident_for_upload, bundle_limits, bundle_store, safe_label
+from kb.services.staged import staged_dir, staged_manifest_write
 from kb.services.leases import (
     Heartbeat,
     LeaseLost,
@@ -130,7 +131,7 @@ def analysis_discard_staged(*, analysis_id: int) -> None:
     """Remove what an analysis staged, when its process was killed before it could."""
     analysis = Analysis.objects.select_related("bundle").filter(id=analysis_id).first()
     if analysis is not None:
-        shutil.rmtree(bundle_dir(analysis.bundle) / "staged" / str(analysis_id), ignore_errors=True)
+        shutil.rmtree(staged_dir(analysis.bundle, analysis_id), ignore_errors=True)
 
 
 def analysis_run(*, analysis_id: int, owner: str) -> bool:
@@ -149,7 +150,7 @@ def analysis_run(*, analysis_id: int, owner: str) -> bool:
         return True
     engine = settings.KB_ENGINE
     progress = _Progress(analysis_id, owner)
-    workdir = bundle_dir(analysis.bundle) / "staged" / str(analysis_id)
+    workdir = staged_dir(analysis.bundle, analysis_id)
     try:
         runner = _runner(engine, analysis_id, owner, progress)
         with Heartbeat(analysis_id, owner):
@@ -194,9 +195,7 @@ def _analyse(analysis: Analysis, runbooks, runner: Runner, progress: _Progress, 
     result = analyze_staged(staged, runbooks, engine=runner.engine, limits=limits, runner=runner.run,
                             range_bytes=runner.range_bytes, started=t0, startup_seconds=runner.startup_seconds,
                             progress=progress.stage)
-    root = bundle_dir(analysis.bundle)
-    manifest = {f.path: os.path.relpath(f.disk_path, root) for f in staged.files}
-    (workdir / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False))
+    staged_manifest_write(bundle=analysis.bundle, analysis_id=analysis.id, files=staged.files)
     return result
 
 
@@ -210,21 +209,6 @@ def _input_link(stored: Path, directory: Path, label: str) -> Path:
     except OSError:
         shutil.copyfile(stored, target)
     return target
-
-
-def analysis_staged_file(*, analysis: Analysis, path: str) -> Path | None:
-    """Where the staged (UTF-8) copy of bundle path `path` of a done analysis is,
-    for showing lines around evidence; None if unknown or gone."""
-    root = bundle_dir(analysis.bundle)
-    try:
-        manifest = json.loads((root / "staged" / str(analysis.id) / "manifest.json").read_text())
-    except (OSError, ValueError):
-        return None
-    rel = manifest.get(path)
-    if not rel:
-        return None
-    disk = (root / rel).resolve()
-    return disk if disk.is_relative_to(root.resolve()) and disk.is_file() else None
 
 
 def _store(analysis_id: int, owner: str, result: dict[str, Any], engine: str, digest: str) -> None:

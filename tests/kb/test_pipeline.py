@@ -303,7 +303,8 @@ def test_a_bundle_that_keeps_crashing_the_worker_fails(incident, bundles, settin
 
 def test_an_analysis_runs_in_process(incident, bundles, synced):
     from kb.models import Analysis
-    from kb.services.analyses import analysis_run, analysis_staged_file
+    from kb.services.analyses import analysis_run
+    from kb.services.staged import analysis_staged_file
 
     analysis = _queued(incident, bundles)
 
