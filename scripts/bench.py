@@ -615,16 +615,16 @@ def measure(engine: str, bundle: str, master: str, first_wave: bool = False) -> 
         result = analyze_paths([bundle], runbooks, runner=timed(run_ranges_local))
         out["seconds"] = time.monotonic() - t0
     else:
-        from analyzers.spark import RECOMMENDED_RANGE_BYTES, spark_runner
+        from analyzers.runners import make_runner
 
         t0 = time.monotonic()
-        runner, startup = spark_runner(master)
-        out["startup_seconds"] = startup
-        analyze_paths([bundle], runbooks, engine="spark", runner=timed(runner), range_bytes=RECOMMENDED_RANGE_BYTES)
+        runner = make_runner("spark", master=master)
+        out["startup_seconds"] = runner.startup_seconds
+        analyze_paths([bundle], runbooks, engine="spark", runner=timed(runner.run), range_bytes=runner.range_bytes)
         out["warmup_seconds"] = time.monotonic() - t0
         t0 = time.monotonic()
-        result = analyze_paths([bundle], runbooks, engine="spark", runner=timed(runner),
-                               range_bytes=RECOMMENDED_RANGE_BYTES)
+        result = analyze_paths([bundle], runbooks, engine="spark", runner=timed(runner.run),
+                               range_bytes=runner.range_bytes)
         out["seconds"] = time.monotonic() - t0
         out["warm_scan_seconds"] = scan_seconds[0]
         tree = _tree_hwm_kib(os.getpid())

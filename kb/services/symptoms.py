@@ -138,15 +138,3 @@ def symptom_update(
         runbooks_resolve(symptom_ids=[saved.id], library=library)
         return saved.revisions.filter(number__gt=before).order_by("-number").first()
 
-
-def symptom_can_edit(*, user: Any, symptom: Symptom) -> bool:
-    """A symptom change changes every runbook that uses it: allowed to those
-    who may edit each of them (staff always)."""
-    from kb.selectors import runbook_can_edit
-
-    if not user.is_authenticated or not user.is_active:
-        return False
-    users = symptom_users(symptom=symptom)
-    if user.is_staff or user.is_superuser:
-        return True
-    return bool(users) and all(runbook_can_edit(user=user, runbook=rb) for rb in users)

@@ -12,8 +12,9 @@ from django.views.decorators.http import require_GET, require_http_methods
 from analyzers.runbooks import RunbookError
 from kb.forms import SymptomEditForm
 from kb.models import RunbookSymptom, Symptom
-from kb.services.revisions import revision_diff
-from kb.services.symptoms import symptom_can_edit, symptom_text, symptom_update
+from kb.lib.revisions import revision_diff
+from kb.access import symptom_can_edit
+from kb.services.symptoms import symptom_text, symptom_update
 
 
 def _int_or_none(value: str | None) -> int | None:

@@ -6,10 +6,10 @@ from typing import Any
 
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 
-from kb.models import Membership, Runbook, RunbookRevision, RunbookSymptom
+from kb.models import Runbook, RunbookRevision, RunbookSymptom
 from kb.models.runbooks import SEVERITY_ORDER
-from kb.services.markdown import markdown_render
-from kb.services.revisions import DiffLine, revision_diff
+from kb.lib.markdown import markdown_render
+from kb.lib.revisions import DiffLine, revision_diff
 
 FIX_KIND_LABELS = {"diagnosis": "Diagnose", "mitigation": "Mitigate now", "permanent": "Permanent fix"}
 
@@ -36,18 +36,6 @@ def runbook_list(*, component: str = "", severity: str = "") -> QuerySet[Runbook
 def runbook_recent(*, limit: int = 10) -> QuerySet[Runbook]:
     return Runbook.objects.order_by("-updated", "slug")[:limit]
 
-
-def runbook_can_edit(*, user: Any, runbook: Runbook) -> bool:
-    """Staff edit every runbook. Team admins edit their team's runbooks and,
-    while a runbook has no owning team (the shipped catalog), any runbook."""
-    if not user.is_authenticated or not user.is_active:
-        return False
-    if user.is_staff or user.is_superuser:
-        return True
-    admin_of = Membership.objects.filter(user=user, role=Membership.Role.ADMIN)
-    if runbook.team_id is not None:
-        admin_of = admin_of.filter(team_id=runbook.team_id)
-    return admin_of.exists()
 
 
 def runbook_detail(*, runbook: Runbook) -> dict[str, Any]:

@@ -16,8 +16,9 @@ from django.db.models.fields.json import KT
 
 from kb.access import visible
 from kb.models import Analysis, Bundle, Incident, Runbook, Symptom, Team
-from kb.selectors import FIX_KIND_LABELS
-from kb.timeline import (
+from kb.selectors.collab import incident_filter
+from kb.selectors.runbooks import FIX_KIND_LABELS
+from kb.lib.timeline import (
     GREY,
     chain_build,
     evidence_anchor,
@@ -52,9 +53,7 @@ def incident_list(*, user: Any, status: str = "", severity: str = "", q: str = "
     finding of its latest done analysis (`top_runbook`, `top_title`,
     `top_confidence`) and the status of its latest analysis (`latest_status`).
     `q` searches titles, notes and matched runbooks; runbook/component/confirmed/team
-    as in kb.services.collab.incident_filter."""
-    from kb.services.collab import incident_filter
-
+    as in kb.selectors.collab.incident_filter."""
     qs = visible(Incident.objects.select_related("team", "owner"), user)
     if status:
         qs = qs.filter(status=status)
