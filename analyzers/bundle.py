@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 
 from analyzers import layouts, textio
 from analyzers.hosts import describe_file, strip_wrapper, wrapper_depth
+from analyzers.layouts.folders import folder_sections
 from analyzers.layouts.stream import decoded_chunks, lines_of, split_stream
 from analyzers.model import BundleError, BundleFile, Limits, Skipped, StagedBundle
 from analyzers.paths import (decode_zip_name, escape_name, expected_archive, fix_name,
@@ -112,10 +113,12 @@ def _assemble(items: list[_Item], stager: _Stager) -> StagedBundle:
     collide = any(n > 1 for n in names.values())
     prefixes: Counter[str] = Counter()
     out = StagedBundle(notes=stager.notes)
+    placed = folder_sections([f[0] for item in items for f in item.files])
     for item in items:
         prefixes[item.prefix] += 1
         prefix = item.prefix if prefixes[item.prefix] == 1 else f"{item.prefix}-{prefixes[item.prefix]}"
         for rel, disk, size, encoding, section in item.files:
+            section = section or placed.get(rel)
             path = f"{prefix}/{rel}" if collide else rel
             host, component, kind = describe_file(path, disk, section)
             out.files.append(BundleFile(path, disk, size, host, component, kind, encoding))

@@ -156,3 +156,24 @@ def test_a_layout_lookalike_stays_one_file(tmp_path):
     src = CASES / "hdfs-block-missing" / "near-miss" / "dn8" / "hadoop-hdfs-datanode-dn8.log"
     files = _staged(tmp_path, src)
     assert list(files) == ["hadoop-hdfs-datanode-dn8.log"]
+
+
+def test_a_strimzi_report_gives_each_pod_log_its_pod_as_host(tmp_path):
+    import zipfile
+
+    root = LAYOUTS / "strimzi-report"
+    report = tmp_path / "report-25-05-2020_14-50-00.zip"          # as report.sh names and zips it
+    with zipfile.ZipFile(report, "w") as zf:
+        for f in sorted(root.rglob("*")):
+            if f.is_file() and f.name not in CASE_META:
+                zf.write(f, f"./{f.relative_to(root)}")
+    files = _staged(tmp_path, report)
+    broker = files["podlogs/kafka-kafka-0-kafka.log"]              # reports/ wraps the report
+    assert (broker.host, broker.component) == ("kafka-kafka-0", "kafka-broker")
+    assert files["crs/kafkas.kafka.strimzi.io-fusion-base-services.yaml"].host is None
+
+
+def test_a_podlogs_folder_alone_is_not_taken_for_a_strimzi_report(tmp_path):
+    src = LAYOUTS / "strimzi-report" / "reports" / "podlogs"
+    files = _staged(tmp_path, src.parent.parent / "reports" / "podlogs")
+    assert files["kafka-kafka-0-kafka.log"].host is None
