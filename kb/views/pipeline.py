@@ -24,13 +24,33 @@ from kb.models import Analysis, Incident
 from kb.services.analyses import analysis_is_waiting, analysis_reanalyse as analysis_reanalyse_service
 from kb.services.analyses import analysis_start
 from kb.services.bundles import bundle_store
+from kb.services.upload_files import upload_as_one
 from kb.uploads import human_bytes, upload_refusal
 
 
+class _MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class _MultipleFileField(forms.FileField):
+    """Every file of an <input type=file multiple> (Django's documented recipe)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", _MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        one = super().clean
+        if isinstance(data, (list, tuple)) and data:
+            return [one(d, initial) for d in data]
+        return [one(data or None, initial)]            # nothing sent: "This field is required"
+
+
 class BundleUploadForm(forms.Form):
-    file = forms.FileField(
+    file = _MultipleFileField(
         label="Log bundle",
-        help_text="An archive (.zip, .tar, .tar.gz, .tgz, .tar.bz2, .tar.xz, .gz) or a single log file.",
+        help_text="An archive (.zip, .tar, .tar.gz, .tgz, .tar.bz2, .tar.xz, .gz), a log file, several "
+                  "files, or a folder dropped here: several become one bundle of several hosts.",
     )
 
 
@@ -59,7 +79,8 @@ def incident_upload(request: HttpRequest, incident_id: int) -> HttpResponse:
         refusal = upload_refusal(request)
         if not refusal and form.is_valid():
             with transaction.atomic():
-                bundle = bundle_store(incident=incident, user=request.user, uploaded_file=form.cleaned_data["file"])
+                uploaded = upload_as_one(files=form.cleaned_data["file"], paths=request.POST.getlist("path"))
+                bundle = bundle_store(incident=incident, user=request.user, uploaded_file=uploaded)
                 analysis = analysis_start(bundle=bundle)
             page = _progress_page(incident, analysis)
             if _is_xhr(request):
