@@ -27,6 +27,14 @@ class Demuxer:
 
     def __init__(self) -> None:
         self.current: Section | None = None
+        self.known: dict[tuple, Section] = {}      # interleaved streams come back to a section often
+
+    def section(self, key: tuple, make) -> Section:
+        """The section for key (pod and container, service, host and unit), made once."""
+        found = self.known.get(key)
+        if found is None:
+            found = self.known[key] = make()
+        return found
 
     @classmethod
     def recognises(cls, lines: list[str]) -> bool:

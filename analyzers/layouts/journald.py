@@ -59,9 +59,7 @@ class JournalShortIso(Demuxer):
         if not m:
             return [] if _JOURNAL_NOTE_RE.match(line) else self.other(line)
         stamp, host, unit = m.groups()
-        section = _section(host, unit)
-        if self.current is None or self.current.name != section.name:
-            self.current = section
+        self.current = self.section((host, unit), lambda: _section(host, unit))
         return [(self.current, _entry_text(stamp, line[m.end():]))]
 
 
@@ -85,7 +83,7 @@ class JournalJson(Demuxer):
         unit = str(entry.get("_SYSTEMD_UNIT") or entry.get("SYSLOG_IDENTIFIER") or "journal")
         message = _message(entry.get("MESSAGE"))
         stamp = datetime.fromtimestamp(micros / 1e6, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
-        self.current = _section(host, unit)
+        self.current = self.section((host, unit), lambda: _section(host, unit))
         lines = message.split("\n")
         text = "\n".join([_entry_text(stamp, lines[0])] + lines[1:])
         return [(self.current, text + "\n")]

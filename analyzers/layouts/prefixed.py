@@ -48,8 +48,8 @@ class KubectlPrefix(Demuxer):
         if not m:
             return self.other(line)
         pod, container = m.groups()
-        if self.current is None or self.current.host != pod or not self.current.name.endswith(f"/{safe_part(container)}.log"):
-            self.current = Section(f"{safe_part(pod)}/{safe_part(container)}.log", pod, _component(container, pod))
+        self.current = self.section((pod, container), lambda: Section(
+            f"{safe_part(pod)}/{safe_part(container)}.log", pod, _component(container, pod)))
         return [(self.current, line[m.end():])]
 
 
@@ -87,6 +87,6 @@ class ComposeLogs(Demuxer):
         if not m:
             return [] if _COMPOSE_NOTE_RE.match(line) and self.current is None else self.other(line)
         service = m.group(1)
-        if self.current is None or self.current.host != service:
-            self.current = Section(f"{safe_part(service)}/{safe_part(service)}.log", service, _component(service))
+        self.current = self.section((service,), lambda: Section(
+            f"{safe_part(service)}/{safe_part(service)}.log", service, _component(service)))
         return [(self.current, _ANSI_RE.sub("", line[m.end():]) if "\x1b" in line else line[m.end():])]

@@ -46,7 +46,8 @@ class YarnLogs(Demuxer):
 
     def feed(self, line: str) -> list[tuple[Section, str]]:
         bare = line.rstrip("\r\n")
-        container = _CONTAINER_RE.match(bare)
+        # most lines are content: test the header regex only on lines that could be one
+        container = _CONTAINER_RE.match(bare) if bare.startswith("Container: ") else None
         if self.in_content:
             if bare.startswith("End of LogType:"):
                 self._end(markers=True)

@@ -74,3 +74,15 @@ def test_date_version_and_wrapper_folders_are_never_hosts_even_inside(folder, tm
                 tf.add(f, arcname=str(f.relative_to(seed).parent / folder / f.name))
     result = analyze_paths([str(tmp_path / "b.tgz")], runbook_metas())
     assert {f["host"] for f in result["files"]} == {"hadoop-080-037", "hadoop-081-159"}
+
+
+def test_a_flink_log_folder_takes_hosts_and_roles_from_the_daemon_file_names(tmp_path):
+    """`tar czf flink-logs.tgz flink-1.14.6/log/` of a JobManager and a TaskManager host."""
+    case = SEED_BUNDLES.parent / "cases" / "flink-insufficient-network-buffers" / "near-miss"
+    with tarfile.open(tmp_path / "flink-logs.tgz", "w:gz") as tf:
+        for f in sorted(case.glob("*/flink-*.log")):
+            tf.add(f, arcname=f"flink-1.14.6/log/{f.name}")
+    result = analyze_paths([str(tmp_path / "flink-logs.tgz")], runbook_metas())
+    assert {(f["path"], f["host"], f["component"]) for f in result["files"]} == {
+        ("flink-flink-standalonesession-0-jm-1.log", "jm-1", "flink-jobmanager"),
+        ("flink-flink-taskexecutor-0-tm-4.log", "tm-4", "flink-taskmanager")}
