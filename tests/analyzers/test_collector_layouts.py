@@ -177,3 +177,12 @@ def test_a_podlogs_folder_alone_is_not_taken_for_a_strimzi_report(tmp_path):
     src = LAYOUTS / "strimzi-report" / "reports" / "podlogs"
     files = _staged(tmp_path, src.parent.parent / "reports" / "podlogs")
     assert files["kafka-kafka-0-kafka.log"].host is None
+
+
+def test_a_jobmanager_log_downloaded_from_the_web_ui_is_known_by_its_content(tmp_path):
+    """The Flink UI's log download is saved under whatever name the browser picks ("log")."""
+    src = CASES / "flink-akka-ask-timeout" / "positive" / "jm-1" / "flink-flink-standalonesession-0-jm-1.log"
+    shutil.copy(src, tmp_path / "log")
+    (tmp_path / "w").mkdir()
+    (f,) = _staged(tmp_path / "w", tmp_path / "log").values()
+    assert (f.path, f.component) == ("log", "flink-jobmanager")
