@@ -10,6 +10,7 @@
   if (!form || !window.XMLHttpRequest || !window.FormData) { return; }
 
   var input = form.querySelector("input[type=file]");
+  var folder = document.getElementById("upload-folder");
   var button = form.querySelector("button[type=submit]");
   var meter = document.getElementById("upload-meter");
   var bar = document.getElementById("upload-progress");
@@ -53,7 +54,6 @@
     }
     dropped = [];
     function ready() {
-      input.required = false;
       status.textContent = dropped.length + " file(s) dropped; press the button to upload.";
       meter.hidden = false;
       bar.value = 0;
@@ -74,7 +74,11 @@
 
   function chosen() {
     if (dropped.length) { return dropped; }
-    return Array.prototype.map.call(input.files || [], function (f) { return {file: f, path: ""}; });
+    var files = Array.prototype.map.call(input.files || [], function (f) { return {file: f, path: ""}; });
+    Array.prototype.forEach.call((folder && folder.files) || [], function (f) {
+      files.push({file: f, path: f.webkitRelativePath || ""});   // "prod2-logs/dn1/app.log"
+    });
+    return files;
   }
 
   function fail(message) {
@@ -86,7 +90,7 @@
 
   form.addEventListener("submit", function (event) {
     var files = chosen();
-    if (!files.length) { return; }      // the browser's "required" check speaks
+    if (!files.length) { return; }      // nothing chosen: the server says "This field is required"
     event.preventDefault();
     error.hidden = true;
     var max = parseInt(form.getAttribute("data-max-bytes"), 10);

@@ -173,6 +173,7 @@ def test_two_host_archives_dropped_on_the_form_make_one_analysis_of_both_hosts(
     page.click("button:has-text('Open incident')")
     page.wait_for_url(re.compile(r"/incidents/\d+/$"))
     page.click("a:has-text('Upload a bundle')")
+    expect(page.locator("#upload-drop")).to_be_visible()     # kb-upload.js has run: it handles drops
     page.evaluate("""(archives) => {
         const dt = new DataTransfer();
         for (const [name, b64] of Object.entries(archives)) {
@@ -190,3 +191,33 @@ def test_two_host_archives_dropped_on_the_form_make_one_analysis_of_both_hosts(
     page.wait_for_url(re.compile(r"/analyses/\d+/$"))
     for host in ("hadoop-080-037", "hadoop-081-159"):
         expect(page.locator(f'[data-host="{host}"]').first).to_be_attached()
+
+
+def test_a_folder_chosen_in_the_form_keeps_its_hosts_and_loses_its_wrapper(
+        pipeline, shared_live_server, e2e_user, page, tmp_path):
+    """Issue 14: `prod2-logs/` picked as a folder: two hosts, paths without prod2-logs/."""
+    import shutil
+
+    seed = SEED_BUNDLES / "000-flink-hdfs-openforwrite-after-soft-lockup"
+    folder = tmp_path / "prod2-logs"
+    for host in ("hadoop-080-037", "hadoop-081-159"):
+        shutil.copytree(seed / host, folder / host)
+    base = shared_live_server.url
+    login(page, base, "e2e-alice", PASSWORD)
+    page.goto(base + "/incidents/new/")
+    page.fill("input[name=title]", "Soft lockup, a folder")
+    page.click("button:has-text('Open incident')")
+    page.wait_for_url(re.compile(r"/incidents/\d+/$"))
+    page.click("a:has-text('Upload a bundle')")
+    expect(page.locator("#upload-drop")).to_be_visible()     # kb-upload.js has run: it sends the paths
+    page.set_input_files("#upload-folder", str(folder))
+    page.click("button:has-text('Upload and analyse')")
+    page.wait_for_url(re.compile(r"/upload/\?analysis=\d+"))
+    progress = page.locator("section.analysis-progress")
+    expect(progress).to_have_attribute("data-status", "done", timeout=120_000)
+    progress.locator("a:has-text('Open the analysis')").click()
+    page.wait_for_url(re.compile(r"/analyses/\d+/$"))
+    for host in ("hadoop-080-037", "hadoop-081-159"):
+        expect(page.locator(f'[data-host="{host}"]').first).to_be_attached()
+    expect(page.locator("body")).to_contain_text("hadoop-080-037/kern.log")
+    expect(page.locator("body")).not_to_contain_text("prod2-logs/hadoop")
