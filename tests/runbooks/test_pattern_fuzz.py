@@ -5,7 +5,7 @@ with unicode, container ids 200 characters long, paths with parentheses. For
 each example line of each library symptom, every value a pattern captures is
 replaced by adversarial values of the same type; the symptom must still match
 the line (through `re`, as the engine confirms), and no pattern may take
-long on a line with a 64 KiB token (catastrophic backtracking stalls a scan).
+long on a line with a 16 KiB token (catastrophic backtracking stalls a scan).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ ADVERSARIAL = {
     "path": ["/data/a(b)/c[1]/ü.log", "/" + "d/" * 600 + "f"],
 }
 OPEN_ENDED = re.compile(r"\\S|\.|\[\^")
-LONG_TOKEN = "x" * 65536
-SLOW_SECONDS = 0.5
+LONG_TOKEN = "x" * 16384
+SLOW_SECONDS = 0.25
 
 
 def _cases():
@@ -90,14 +90,15 @@ def test_no_pattern_is_slow_on_a_long_token(sid, definition):
     for pattern in definition["patterns"]:
         compiled = re.compile(pattern)
         for example in definition.get("examples") or [""]:
-            for line in (example + " " + LONG_TOKEN, LONG_TOKEN + " " + example,
-                         example.replace(" ", " " + LONG_TOKEN + " ", 1)):
+            # The token after the first word sits where captures start; a pattern that begins
+            # with an unbounded capture retries it from every offset (quadratic).
+            for line in (example.replace(" ", " " + LONG_TOKEN + " ", 1), LONG_TOKEN + " " + example):
                 t0 = time.perf_counter()
                 compiled.search(line)
                 took = time.perf_counter() - t0
                 if took > SLOW_SECONDS:
                     slow.append(f"{pattern[:80]!r}: {took:.2f} s")
-    assert slow == [], f"{sid}: slow on a 64 KiB token:\n" + "\n".join(slow[:5])
+    assert slow == [], f"{sid}: slow on a 16 KiB token:\n" + "\n".join(slow[:5])
 
 
 def test_the_fuzz_reaches_the_open_ended_captures():
