@@ -34,3 +34,17 @@ class ContentSecurityPolicyMiddleware:
         if settings.CONTENT_SECURITY_POLICY:
             response.headers.setdefault("Content-Security-Policy", settings.CONTENT_SECURITY_POLICY)
         return response
+
+
+class ServerHeaderMiddleware:
+    """`Server: kb` on every response the app makes: the development server (`make run`)
+    would otherwise name its Python version (WSGIServer/0.2 CPython/3.x.y). gunicorn
+    sends its own `Server: gunicorn` instead, which names no version."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        response.headers["Server"] = "kb"
+        return response

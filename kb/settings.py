@@ -8,6 +8,8 @@ Embedded defaults: SQLite, Redis on 127.0.0.1:6379, local Spark. PostgreSQL
 from __future__ import annotations
 
 import os
+import sys
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -38,10 +40,12 @@ def envstr(name: str, default: str) -> str:
 DEBUG = envbool("DEBUG", "false")
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
-    if not DEBUG and envbool("KB_REQUIRE_SECRET_KEY", "false"):
-        raise ImproperlyConfigured("SECRET_KEY must be set in production")
-    # Development default: stable per checkout, never used in production
-    # (KB_REQUIRE_SECRET_KEY=true makes a missing key an error).
+    if not DEBUG:
+        # Refuse to start (web, worker, manage.py alike) rather than sign sessions with a
+        # guessable key; one line, no traceback. `make run` and the tests set a key themselves.
+        sys.exit("kb: SECRET_KEY is not set: set SECRET_KEY to a long random string "
+                 "(python -c 'import secrets; print(secrets.token_urlsafe(50))'), or DEBUG=true for development")
+    # DEBUG=true only: a development key, stable per checkout.
     SECRET_KEY = "dev-insecure-" + str(BASE_DIR)
 ALLOWED_HOSTS = [h for h in envstr("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in envstr("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
@@ -55,12 +59,14 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    "axes",
     "kb",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "kb.middleware.ContentSecurityPolicyMiddleware",
+    "kb.middleware.ServerHeaderMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -72,6 +78,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes requires: turns a locked-out login into its lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "kb.urls"
@@ -119,6 +127,21 @@ LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 LOGIN_EXEMPT_PREFIXES = ["/api/"]
 
+# Login throttling (django-axes): every password check (login page, admin login, anything
+# calling authenticate() with a request) goes through AxesStandaloneBackend first.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = envint("KB_LOGIN_FAILURE_LIMIT", "5")
+AXES_COOLOFF_TIME = timedelta(seconds=envint("KB_LOGIN_COOLOFF_SECONDS", "900"))
+# Locked by username OR by client IP, each after AXES_FAILURE_LIMIT failures: one user
+# guessed from many IPs, and many users guessed from one IP.
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# Behind a reverse proxy REMOTE_ADDR is the proxy: KB_PROXY_COUNT trusted proxies append to
+# X-Forwarded-For, so the client is the entry that many places from its end.
+KB_PROXY_COUNT = envint("KB_PROXY_COUNT", "0")
+AXES_CLIENT_IP_CALLABLE = "kb.login_throttle.client_ip"
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
@@ -138,6 +161,8 @@ STORAGES = {
 SECURE = envbool("KB_SECURE", "false")
 SESSION_COOKIE_SECURE = SECURE
 CSRF_COOKIE_SECURE = SECURE
+# The CSRF cookie ends with the browser session (Django's default keeps it a year).
+CSRF_COOKIE_AGE = None
 SECURE_SSL_REDIRECT = SECURE
 SECURE_HSTS_SECONDS = 31536000 if SECURE else 0
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE

@@ -16,6 +16,7 @@ import io
 import json
 import os
 import random
+import secrets
 import signal
 import socket
 import statistics
@@ -112,7 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="kb-bench-api-") as var:
         redis_port, web_port = free_port(), free_port()
         env = {**os.environ, "KB_VAR_DIR": var, "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
-               "KB_ENGINE": args.engine, "SPARK_MASTER": "local[2]", "DEBUG": "false"}
+               "KB_ENGINE": args.engine, "SPARK_MASTER": "local[2]", "DEBUG": "false",
+               # kb refuses to start without a key when DEBUG is off: a throwaway one for this run.
+               "SECRET_KEY": os.environ.get("SECRET_KEY") or secrets.token_urlsafe(50)}
         env.pop("DATABASE_URL", None)
         manage = lambda *a: subprocess.run([py, "manage.py", *a], cwd=ROOT, env=env, check=True,
                                            capture_output=True, text=True)

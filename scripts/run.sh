@@ -6,6 +6,14 @@ cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 export DJANGO_SETTINGS_MODULE=kb.settings
 mkdir -p var/log var/static
+# kb refuses to start without SECRET_KEY when DEBUG is off. On a laptop: a random key made
+# once and kept in var/secret_key (mode 600), so logins survive restarts; web and worker
+# get it from the environment. A SECRET_KEY already set wins.
+if [ -z "${SECRET_KEY:-}" ]; then
+  [ -s var/secret_key ] || (umask 077; $PY -c "import secrets; print(secrets.token_urlsafe(50))" > var/secret_key)
+  SECRET_KEY=$(cat var/secret_key)
+  export SECRET_KEY
+fi
 $PY manage.py migrate --noinput >/dev/null
 $PY manage.py sync_runbooks
 pids=()
@@ -25,4 +33,5 @@ setsid $PY -m celery -A kb worker --loglevel INFO --concurrency 1 --logfile var/
 pids+=($!)
 $PY manage.py ensure_login
 echo "kb: worker log in var/log/worker.log; open http://127.0.0.1:8000"
+# The development server, as before (static files by whitenoise); `make serve` runs gunicorn.
 $PY manage.py runserver 127.0.0.1:8000 --noreload
