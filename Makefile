@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench chaos install system-deps clean
+.PHONY: run serve test bench chaos install system-deps clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ system-deps:
 
 run: install
 	bash scripts/run.sh
+
+# Production web server (gunicorn, README "Deployment"); needs SECRET_KEY in the environment.
+serve: install
+	bash scripts/serve.sh
 
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)
