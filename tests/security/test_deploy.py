@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import signal
 import string
 import subprocess
 import sys
@@ -83,3 +84,30 @@ def test_s5_security_headers_on_every_response(client, alice, db):
         assert response["X-Frame-Options"] == "DENY", url
         assert "script-src 'self'" in response["Content-Security-Policy"], url
         assert response["Referrer-Policy"] == "same-origin", url
+
+
+def test_make_runs_development_server_names_no_python_version(tmp_path):
+    """`make run` serves with runserver, whose wsgiref handler would send
+    `Server: WSGIServer/0.2 CPython/3.x.y` (issue 17, 7.); kb's own header replaces it."""
+    import http.client
+
+    from tests.celery_harness import _stop_group, free_port, wait_for
+
+    port = free_port()
+    env = {**os.environ, "KB_VAR_DIR": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"], cwd=ROOT,
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def server_header():
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            conn.request("GET", "/accounts/login/")
+            return conn.getresponse().getheader("Server")
+        except OSError:
+            return None
+
+    try:
+        header = wait_for(server_header, 90, 0.5, "runserver to answer")
+    finally:
+        _stop_group(proc, signal.SIGTERM, 10)
+    assert header == "kb"
