@@ -49,7 +49,26 @@ def _token_first(view):
     return wrapped
 
 
+# Errors any operation can answer, all JSON {"detail": ...} (kb.middleware.ApiJsonErrorsMiddleware).
+COMMON_ERRORS = {
+    "400": "bad request (e.g. too many file parts, a form field over 2.5 MB)", "401": "no valid token",
+    "404": "no such object, or another team's", "405": "method not allowed", "413": "upload too large",
+    "429": "too many requests", "500": "server error",
+    "503": "database busy (locked): retry after the Retry-After header's seconds",
+}
+
+
 class KbAPI(NinjaAPI):
+    def get_openapi_schema(self, **kwargs):
+        schema = super().get_openapi_schema(**kwargs)
+        body = {"application/json": {"schema": {"type": "object", "properties": {"detail": {"type": "string"}},
+                                                "required": ["detail"]}}}
+        for operations in schema["paths"].values():
+            for operation in operations.values():
+                for code, description in COMMON_ERRORS.items():
+                    operation["responses"].setdefault(code, {"description": description, "content": body})
+        return schema
+
     def _get_urls(self):
         # django-ninja's root view is a bare 404; ours lists the endpoints.
         urls = [u for u in super()._get_urls() if u.name != "api-root"] + [path("", api_root, name="api-root")]
