@@ -4,7 +4,8 @@ from typing import Any, Callable
 
 from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware as DjangoLoginRequiredMiddleware
-from django.http import HttpRequest, HttpResponse
+from django.db import OperationalError
+from django.http import HttpRequest, HttpResponse, JsonResponse
 
 
 class LoginRequiredMiddleware(DjangoLoginRequiredMiddleware):
@@ -48,3 +49,35 @@ class ServerHeaderMiddleware:
         response = self.get_response(request)
         response.headers["Server"] = "kb"
         return response
+
+
+class ApiJsonErrorsMiddleware:
+    """Every error under /api/ answers JSON `{"detail": ...}`, whoever made it: Django's
+    own 400 (too many file parts, a field over DATA_UPLOAD_MAX_MEMORY_SIZE), 404 of an
+    unknown path, 405, 500; and a database that stays locked past its timeout (SQLite
+    "database is locked", PostgreSQL lock timeout) is 503 with Retry-After, as it passes."""
+
+    RETRY_AFTER_SECONDS = 5
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (request.path_info.startswith("/api/") and response.status_code >= 400
+                and not response.get("Content-Type", "").startswith("application/json")):
+            json_response = JsonResponse({"detail": response.reason_phrase}, status=response.status_code)
+            for header in ("Allow", "Retry-After", "WWW-Authenticate"):
+                if header in response:
+                    json_response[header] = response[header]
+            return json_response
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not request.path_info.startswith("/api/"):
+            return None
+        if isinstance(exception, OperationalError) and "lock" in str(exception).lower():
+            response = JsonResponse({"detail": "the database is busy: retry later"}, status=503)
+            response["Retry-After"] = str(self.RETRY_AFTER_SECONDS)
+            return response
+        return None

@@ -67,6 +67,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "kb.middleware.ContentSecurityPolicyMiddleware",
     "kb.middleware.ServerHeaderMiddleware",
+    # Outside everything that can answer an error, so /api/ errors all become JSON.
+    "kb.middleware.ApiJsonErrorsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -112,7 +114,7 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # transaction waits (timeout) instead of failing with "database is locked";
     # WAL lets pages read while the worker writes.
     DATABASES["default"].setdefault("OPTIONS", {}).update({
-        "timeout": 30,
+        "timeout": envint("KB_SQLITE_TIMEOUT", "30"),
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL;",
     })

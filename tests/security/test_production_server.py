@@ -6,7 +6,9 @@ no header names the Python version (7.)."""
 from __future__ import annotations
 
 import http.client
+import json
 import socket
+import sqlite3
 import time
 from pathlib import Path
 
@@ -24,7 +26,8 @@ ATTACK_DEADLINE = 90  # seconds; the loop below never waits longer
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     server = serve(tmp_path_factory.mktemp("serve"), KB_WEB_WORKERS=str(WORKERS), KB_WEB_TIMEOUT=str(TIMEOUT),
-                   KB_LOGIN_FAILURE_LIMIT=str(LIMIT), KB_LOGIN_COOLOFF_SECONDS=str(COOLOFF))
+                   KB_LOGIN_FAILURE_LIMIT=str(LIMIT), KB_LOGIN_COOLOFF_SECONDS=str(COOLOFF),
+                   KB_SQLITE_TIMEOUT="1")
     yield server
     server.stop()
 
@@ -123,3 +126,28 @@ def test_sixty_wrong_passwords_then_the_right_one_is_refused(served, observe, pa
     time.sleep(COOLOFF + 1)
     status, _, _ = client.login("admin", password, path)
     assert status == 302 and "sessionid" in client.cookies
+
+
+def test_an_api_upload_while_the_database_stays_locked_is_a_json_503(served, observe):
+    """Another process holds SQLite's write lock past KB_SQLITE_TIMEOUT (1 s here): the API
+    answers 503 JSON with Retry-After, not an HTML 500 (issue 17, 5.)."""
+    _admin_password(served)
+    token = served.manage("createtoken", "admin", "--name", "lock-test").stdout.strip()
+    body = (b"--kbkbkb\r\nContent-Disposition: form-data; name=\"file\"; filename=\"app.log\"\r\n"
+            b"Content-Type: text/plain\r\n\r\n2024-03-01 10:00:00,000 INFO started\n\r\n--kbkbkb--\r\n")
+    holder = sqlite3.connect(Path(served.env["KB_VAR_DIR"]) / "kb.sqlite3", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+        conn.request("POST", "/api/v1/analyses", body=body, headers={
+            "Authorization": f"Bearer {token}", "Content-Type": "multipart/form-data; boundary=kbkbkb"})
+        response = conn.getresponse()
+        payload = response.read()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    observe(f"API upload with the database locked -> {response.status} {response.getheader('Content-Type')} "
+            f"Retry-After={response.getheader('Retry-After')} {payload[:80]!r}")
+    assert response.status == 503
+    assert response.getheader("Content-Type").startswith("application/json")
+    assert json.loads(payload)["detail"] and int(response.getheader("Retry-After")) > 0
