@@ -1,4 +1,4 @@
-"""The analysis engine: a bundle (or pasted text) + runbooks -> the result of CONTRACT section 2.
+"""The analysis engine: a bundle (or pasted text) + runbooks -> the result of docs/contract.md §2.
 
     stage_logs     unpack safely, infer host/component, transcode to UTF-8 (staging.py)
     scan_range     every signature over every byte range (local: in process; spark: in tasks)
@@ -29,24 +29,25 @@ MAX_TIMELINE = 500
 
 
 @dataclass(frozen=True)
-class ScanTask:
+class ByteRange:
+    """[start, end) of one staged file: the unit a RangeRunner scans (analyzers/scan.py)."""
     path: str
     disk_path: str
     start: int
     end: int
 
 
-RangeRunner = Callable[[list[ScanTask], list[Signature], int], list[RangeResult]]
+RangeRunner = Callable[[list[ByteRange], list[Signature], int], list[RangeResult]]
 
 
-def run_ranges_local(tasks: list[ScanTask], signatures: list[Signature], max_line: int) -> list[RangeResult]:
+def run_ranges_local(ranges: list[ByteRange], signatures: list[Signature], max_line: int) -> list[RangeResult]:
     matcher = matcher_for(signatures)
-    return [scan_range(t.path, t.disk_path, t.start, t.end, matcher, max_line, timestamps.is_record_start)
-            for t in tasks]
+    return [scan_range(r.path, r.disk_path, r.start, r.end, matcher, max_line, timestamps.is_record_start)
+            for r in ranges]
 
 
-def plan_tasks(files: Iterable[BundleFile], range_bytes: int = RANGE_BYTES) -> list[ScanTask]:
-    return [ScanTask(f.path, f.disk_path, s, e) for f in files for s, e in plan_ranges(f.size, range_bytes)]
+def plan_byte_ranges(files: Iterable[BundleFile], range_bytes: int = RANGE_BYTES) -> list[ByteRange]:
+    return [ByteRange(f.path, f.disk_path, s, e) for f in files for s, e in plan_ranges(f.size, range_bytes)]
 
 
 def analyze_paths(paths: list[str], runbooks: list[dict[str, Any]], *, engine: str = "local",
@@ -54,7 +55,7 @@ def analyze_paths(paths: list[str], runbooks: list[dict[str, Any]], *, engine: s
                   range_bytes: int = RANGE_BYTES, startup_seconds: float = 0.0,
                   progress: Callable[[str, int], None] | None = None,
                   workdir: str | None = None) -> dict[str, Any]:
-    """Analyse archives/directories/files. Raises model.BundleError for unusable input.
+    """Analyze archives/directories/files. Raises model.BundleError for unusable input.
 
     With `workdir`, the staged (unpacked, UTF-8) files stay there afterwards, so
     the app can show the lines around a piece of evidence; otherwise a
@@ -80,7 +81,7 @@ def _analyze_in(paths, workdir, runbooks, engine, limits, runner, range_bytes, t
 
 
 def analyze_text(text: str, runbooks: list[dict[str, Any]]) -> dict[str, Any]:
-    """A pasted excerpt or stack trace, analysed in process (well under a second)."""
+    """A pasted excerpt or stack trace, analyzed in process (well under a second)."""
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="kb-paste-") as workdir:
         disk = os.path.join(workdir, "pasted.log")
@@ -98,10 +99,10 @@ def analyze_staged(staged: StagedBundle, runbooks: list[dict[str, Any]], *, engi
                    progress: Callable[[str, int], None] | None = None) -> dict[str, Any]:
     t0 = started if started is not None else time.monotonic()
     signatures = signatures_from_runbooks(runbooks)
-    tasks = plan_tasks(staged.files, range_bytes)
+    ranges = plan_byte_ranges(staged.files, range_bytes)
     if progress:
         progress("scanning", 0)
-    results = (runner or run_ranges_local)(tasks, signatures, limits.max_line_bytes)
+    results = (runner or run_ranges_local)(ranges, signatures, limits.max_line_bytes)
     if progress:
         progress("scoring", 0)
     result = assemble(staged, results, runbooks, matcher_for(signatures).engine)

@@ -3,7 +3,7 @@
 bundle.py  -> StagedBundle (files on disk, UTF-8, with host and component)
 scan.py    -> Hit (a signature matched on one line, with its record header)
 facts/     -> Fact (a value from a structured file: config key, GC pause, ...)
-diagnose.py-> the result dict of CONTRACT section 2
+diagnose.py-> the result dict of docs/contract.md §2
 """
 
 from __future__ import annotations

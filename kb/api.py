@@ -1,4 +1,4 @@
-"""The token HTTP API (CONTRACT section 3), mounted at /api/v1/ by kb/urls_pipeline.py.
+"""The token HTTP API (docs/contract.md §3), mounted at /api/v1/ by kb/urls_pipeline.py.
 
     POST /api/v1/analyses          multipart file=<bundle>[, incident=<id>] -> 202 {"id", "url"}
     GET  /api/v1/analyses/{id}     -> {"id", "status", "progress", "error", "result"}

@@ -14,7 +14,7 @@
    - the Spark engine on a warm session (--master, default local[2]): one
      analysis to warm (JVM, Python workers, Hyperscan databases), then the
      timed one, on --spark-mb;
-   - peak RSS of the analysing process for each --rss-mb size (local engine),
+   - peak RSS of the analyzing process for each --rss-mb size (local engine),
      and of the Spark driver plus its JVM and Python workers;
    - `grep -E -c` with every signature (as POSIX ERE, one alternation) over
      the same files, for a baseline.

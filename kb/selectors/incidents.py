@@ -2,7 +2,7 @@
 
 Every query that starts from a user goes through kb.access, so another
 team's rows never reach a page. `analysis_report` turns a stored result
-(CONTRACT section 2) into what the templates show; templates only format.
+(docs/contract.md §2) into what the templates show; templates only format.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The token API without a worker: authentication, team isolation, the
-document, the shapes of CONTRACT section 3. Publishing goes to a closed port
+document, the shapes of docs/contract.md §3. Publishing goes to a closed port
 (no_broker), so every analysis here stays queued."""
 
 from __future__ import annotations
