@@ -17,7 +17,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Model, QuerySet
 from django.http import Http404
 
-from kb.models import Annotation, Membership, Runbook, RunbookNote, Team
+from kb.models import Annotation, Membership, Runbook, RunbookNote, Symptom, Team
 
 
 def team_ids(user) -> list[int]:
@@ -78,3 +78,14 @@ def runbook_can_edit(*, user: Any, runbook: Runbook) -> bool:
     if runbook.team_id is not None:
         admin_of = admin_of.filter(team_id=runbook.team_id)
     return admin_of.exists()
+
+
+def symptom_can_edit(*, user: Any, symptom: Symptom) -> bool:
+    """A symptom change changes every runbook that uses it: allowed to those
+    who may edit each of them (staff always)."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    if user.is_staff or user.is_superuser:
+        return True
+    users = list(Runbook.objects.filter(symptom_uses__symptom=symptom).distinct())
+    return bool(users) and all(runbook_can_edit(user=user, runbook=rb) for rb in users)

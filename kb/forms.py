@@ -45,6 +45,19 @@ class LogSearchForm(forms.Form):
     )
 
 
+class SymptomEditForm(forms.Form):
+    text = forms.CharField(
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 24, "spellcheck": "false", "class": "code-editor"}),
+        label="Symptom file (YAML)",
+    )
+    message = forms.CharField(
+        max_length=200, required=False, label="What changed",
+        widget=forms.TextInput(attrs={"placeholder": "e.g. add the Hadoop 2.x wording"}),
+    )
+    base_revision = forms.IntegerField(required=False, widget=forms.HiddenInput)
+
+
 class IncidentFilterForm(forms.Form):
     q = forms.CharField(max_length=200, required=False, label="Search")
     status = forms.ChoiceField(choices=[("", "Any status")] + Incident.Status.choices, required=False)

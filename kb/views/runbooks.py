@@ -96,7 +96,8 @@ def runbook_edit(request: HttpRequest, slug: str) -> HttpResponse:
             "text": runbook_text(runbook=runbook),
             "base_revision": last.number if last else None,
         })
-    return render(request, "kb/runbook_edit.html", {"runbook": runbook, "form": form})
+    symptoms = runbook_detail_selector(runbook=runbook)["symptoms"]
+    return render(request, "kb/runbook_edit.html", {"runbook": runbook, "form": form, "symptoms": symptoms})
 
 
 @require_GET
