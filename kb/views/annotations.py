@@ -23,7 +23,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from kb.access import annotation_can_edit, get_visible_or_404, is_admin
+from kb.access import admin_team_ids, annotation_can_edit, authored_can_edit, get_visible_or_404
 from kb.forms import AnnotationForm
 from kb.lib.timeline import evidence_anchor
 from kb.models import Analysis, Annotation, Incident
@@ -64,10 +64,11 @@ def _finding_key(analysis_id: int, slug: str) -> str:
     return f"notes-a{analysis_id}-{slug}"
 
 
-def _decorate(annotations, user, team_admin: bool) -> list[Annotation]:
+def _decorate(annotations, user) -> list[Annotation]:
+    admin_of = admin_team_ids(user)
     out = []
     for a in annotations:
-        a.can_edit = a.author_id == user.pk or team_admin
+        a.can_edit = authored_can_edit(a, user, admin_of)
         a.label = annotation_target_label(a)
         a.permalink = annotation_url(a)
         if a.kind == "evidence":
@@ -85,7 +86,6 @@ def _panel(request: HttpRequest, *, incident: Incident, analysis: Analysis | Non
            path: str = "", line: int | None = None, form: AnnotationForm | None = None,
            errors: list[str] | None = None) -> dict[str, Any]:
     """Context of the annotation panel (_annotations.html) for one target."""
-    admin = is_admin(request.user, incident.team_id)
     if analysis is None:
         annotations = annotation_list(incident=incident)
         key, title = f"notes-incident-{incident.pk}", "Everything noted on this incident"
@@ -102,7 +102,7 @@ def _panel(request: HttpRequest, *, incident: Incident, analysis: Analysis | Non
         "panel": {"key": key, "title": title, "post_url": post_url, "incident": incident, "analysis": analysis,
                   "slug": slug, "path": path, "line": line,
                   "anchor": evidence_anchor(path, line) if path else ""},
-        "annotations": _decorate(annotations, request.user, admin),
+        "annotations": _decorate(annotations, request.user),
         "form": form or AnnotationForm(),
         "errors": errors or [],
     }
@@ -174,9 +174,8 @@ def _annotations(request: HttpRequest, *, incident: Incident, analysis: Analysis
 def annotation_permalink(request: HttpRequest, pk: int) -> HttpResponse:
     annotation = _annotation(request, pk)
     if request.htmx:   # "Cancel" of an edit: the item again
-        admin = is_admin(request.user, annotation.team_id)
         return render(request, "kb/_annotation.html",
-                      {"a": _decorate([annotation], request.user, admin)[0]})
+                      {"a": _decorate([annotation], request.user)[0]})
     return redirect(annotation_url(annotation))
 
 
@@ -197,7 +196,7 @@ def annotation_edit(request: HttpRequest, pk: int) -> HttpResponse:
             else:
                 if request.htmx:
                     return render(request, "kb/_annotation.html",
-                                  {"a": _decorate([annotation], request.user, True)[0]})
+                                  {"a": _decorate([annotation], request.user)[0]})
                 messages.success(request, "Note saved.")
                 return redirect(annotation_url(annotation))
         else:

@@ -27,9 +27,9 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from kb.access import get_visible_or_404, runbook_note_can_edit
+from kb.access import admin_team_ids, authored_can_edit, get_visible_or_404, runbook_note_can_edit
 from kb.forms import AnnotationForm, FeedbackForm, RunbookNoteForm
-from kb.models import Analysis, Incident, Runbook, RunbookNote, Team
+from kb.models import Analysis, Incident, Runbook, RunbookNote
 from kb.selectors.collab import (
     activity_list,
     feedback_for_finding,
@@ -150,11 +150,10 @@ def incident_similar(request: HttpRequest, incident_id: int) -> HttpResponse:
 def _notes_ctx(request: HttpRequest, runbook: Runbook, form: RunbookNoteForm | None = None,
                errors: list[str] | None = None) -> dict[str, Any]:
     teams = user_teams(user=request.user)
-    admin_of = set(Team.objects.filter(memberships__user=request.user, memberships__role="admin")
-                   .values_list("pk", flat=True))
+    admin_of = admin_team_ids(request.user)
     notes = list(runbook_note_list(runbook=runbook, user=request.user))
     for n in notes:
-        n.can_edit = n.author_id == request.user.pk or n.team_id in admin_of
+        n.can_edit = authored_can_edit(n, request.user, admin_of)
     return {"runbook": runbook, "notes": notes, "teams": list(teams),
             "form": form or RunbookNoteForm(teams=teams), "errors": errors or [],
             "stats": runbook_feedback_stats(slug=runbook.slug, user=request.user)}
