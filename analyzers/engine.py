@@ -19,7 +19,7 @@ from analyzers import timestamps
 from analyzers.conditions import typed
 from analyzers.diagnose import diagnose, evidence_item, symptom_summary
 from analyzers.facts import effective_config, extract_facts
-from analyzers.model import BundleFile, Hit, Limits, StagedBundle
+from analyzers.model import BundleFile, Hit, Limits, Progress, StagedBundle
 from analyzers.scan import RANGE_BYTES, RangeResult, plan_ranges, scan_range
 from analyzers.signatures import Signature, matcher_for, signatures_from_runbooks
 from analyzers.staging import stage_logs
@@ -53,7 +53,7 @@ def plan_byte_ranges(files: Iterable[BundleFile], range_bytes: int = RANGE_BYTES
 def analyze_paths(paths: list[str], runbooks: list[dict[str, Any]], *, engine: str = "local",
                   limits: Limits = Limits(), runner: RangeRunner | None = None,
                   range_bytes: int = RANGE_BYTES, startup_seconds: float = 0.0,
-                  progress: Callable[[str, int], None] | None = None,
+                  progress: Progress | None = None,
                   workdir: str | None = None) -> dict[str, Any]:
     """Analyze archives/directories/files. Raises model.BundleError for unusable input.
 
@@ -73,7 +73,7 @@ def analyze_paths(paths: list[str], runbooks: list[dict[str, Any]], *, engine: s
 
 def _analyze_in(paths, workdir, runbooks, engine, limits, runner, range_bytes, t0, startup_seconds, progress):
     if progress:
-        progress("unpacking", 0)
+        progress.stage("unpacking")
     staged = stage_logs(paths, workdir, limits)
     return analyze_staged(staged, runbooks, engine=engine, limits=limits, runner=runner,
                           range_bytes=range_bytes, started=t0, startup_seconds=startup_seconds,
@@ -96,15 +96,15 @@ def analyze_staged(staged: StagedBundle, runbooks: list[dict[str, Any]], *, engi
                    limits: Limits = Limits(), runner: RangeRunner | None = None,
                    range_bytes: int = RANGE_BYTES, started: float | None = None,
                    startup_seconds: float = 0.0,
-                   progress: Callable[[str, int], None] | None = None) -> dict[str, Any]:
+                   progress: Progress | None = None) -> dict[str, Any]:
     t0 = started if started is not None else time.monotonic()
     signatures = signatures_from_runbooks(runbooks)
     ranges = plan_byte_ranges(staged.files, range_bytes)
     if progress:
-        progress("scanning", 0)
+        progress.stage("scanning")
     results = (runner or run_ranges_local)(ranges, signatures, limits.max_line_bytes)
     if progress:
-        progress("scoring", 0)
+        progress.stage("scoring")
     result = assemble(staged, results, runbooks, matcher_for(signatures).engine)
     result["stats"].update({
         "seconds": round(time.monotonic() - t0, 3),

@@ -9,7 +9,16 @@ diagnose.py-> the result dict of docs/contract.md §2
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+
+class Progress(Protocol):
+    """What an analysis says as it goes: each stage as it starts ("unpacking",
+    "scanning", "scoring"), and the bytes scanned so far (from the RangeRunner)."""
+
+    def stage(self, name: str) -> None: ...
+
+    def scanned(self, done: int, total: int) -> None: ...
 
 
 class BundleError(Exception):

@@ -194,7 +194,7 @@ def _analyze(analysis: Analysis, runbooks, runner: Runner, progress: _Progress, 
     staged = stage_logs([str(source)], str(workdir), limits, label=source.name)
     result = analyze_staged(staged, runbooks, engine=runner.engine, limits=limits, runner=runner.run,
                             range_bytes=runner.range_bytes, started=t0, startup_seconds=runner.startup_seconds,
-                            progress=progress.stage)
+                            progress=progress)
     staged_manifest_write(bundle=analysis.bundle, analysis_id=analysis.id, files=staged.files)
     return result
 
@@ -237,7 +237,7 @@ def _digest(runbooks: list[dict[str, Any]]) -> str:
 
 
 class _Progress:
-    """Progress onto the row: stage changes at once, bytes at most once a second.
+    """analyzers.model.Progress onto the row: stage changes at once, bytes at most once a second.
     Each write renews the lease; finding the lease gone stops the analysis."""
 
     def __init__(self, analysis_id: int, owner: str):
@@ -245,7 +245,7 @@ class _Progress:
         self.name, self.done, self.total = "", 0, 0
         self.last = 0.0
 
-    def stage(self, name: str, _value: int = 0) -> None:
+    def stage(self, name: str) -> None:
         self.name = name
         self._write(force=True)
 
