@@ -20,6 +20,7 @@ from analyzers.conditions import typed
 from analyzers.diagnose import diagnose, evidence_item, symptom_summary
 from analyzers.facts import effective_config, extract_facts
 from analyzers.model import BundleFile, Hit, Limits, Progress, StagedBundle
+from analyzers.result import Result
 from analyzers.scan import RANGE_BYTES, RangeResult, plan_ranges, scan_range
 from analyzers.signatures import Signature, matcher_for, signatures_from_runbooks
 from analyzers.staging import stage_logs
@@ -54,7 +55,7 @@ def analyze_paths(paths: list[str], runbooks: list[dict[str, Any]], *, engine: s
                   limits: Limits = Limits(), runner: RangeRunner | None = None,
                   range_bytes: int = RANGE_BYTES, startup_seconds: float = 0.0,
                   progress: Progress | None = None,
-                  workdir: str | None = None) -> dict[str, Any]:
+                  workdir: str | None = None) -> Result:
     """Analyze archives/directories/files. Raises model.BundleError for unusable input.
 
     With `workdir`, the staged (unpacked, UTF-8) files stay there afterwards, so
@@ -80,7 +81,7 @@ def _analyze_in(paths, workdir, runbooks, engine, limits, runner, range_bytes, t
                           progress=progress)
 
 
-def analyze_text(text: str, runbooks: list[dict[str, Any]]) -> dict[str, Any]:
+def analyze_text(text: str, runbooks: list[dict[str, Any]]) -> Result:
     """A pasted excerpt or stack trace, analyzed in process (well under a second)."""
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="kb-paste-") as workdir:
@@ -96,7 +97,7 @@ def analyze_staged(staged: StagedBundle, runbooks: list[dict[str, Any]], *, engi
                    limits: Limits = Limits(), runner: RangeRunner | None = None,
                    range_bytes: int = RANGE_BYTES, started: float | None = None,
                    startup_seconds: float = 0.0,
-                   progress: Progress | None = None) -> dict[str, Any]:
+                   progress: Progress | None = None) -> Result:
     t0 = started if started is not None else time.monotonic()
     signatures = signatures_from_runbooks(runbooks)
     ranges = plan_byte_ranges(staged.files, range_bytes)
@@ -115,7 +116,7 @@ def analyze_staged(staged: StagedBundle, runbooks: list[dict[str, Any]], *, engi
 
 
 def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[dict[str, Any]],
-             matcher: str) -> dict[str, Any]:
+             matcher: str) -> Result:
     files = {f.path: f for f in staged.files}
     types, titles, fact_symptoms = _symptom_tables(runbooks)
     by_file: dict[str, list[RangeResult]] = defaultdict(list)

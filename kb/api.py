@@ -18,7 +18,9 @@ from django.urls import URLPattern, path, reverse
 from ninja import File, Form, NinjaAPI, Schema, Status
 from ninja.files import UploadedFile
 from ninja.security import HttpBearer
+from pydantic import TypeAdapter
 
+from analyzers.result import Result
 from kb.access import get_visible_or_404
 from kb.models import Analysis, Incident
 from kb.services.analyses import analysis_upload
@@ -49,6 +51,21 @@ def _token_first(view):
 
 
 class KbAPI(NinjaAPI):
+    def get_openapi_schema(self, **kwargs):
+        """The document, with `result` described by analyzers/result.py (the typed
+        result classes) rather than as any object. The response itself is not
+        validated against them: it is the stored result, byte for byte."""
+        schema = super().get_openapi_schema(**kwargs)
+        described = TypeAdapter(Result).json_schema(ref_template="#/components/schemas/{model}")
+        components = schema["components"]["schemas"]
+        components.update(described.pop("$defs"))
+        components["Result"] = described
+        result = components["AnalysisOut"]["properties"]["result"]
+        result.clear()
+        result.update({"anyOf": [{"$ref": "#/components/schemas/Result"}, {"type": "null"}],
+                       "description": "the result (docs/contract.md §2), when done"})
+        return schema
+
     def _get_urls(self):
         # django-ninja's root view is a bare 404; ours lists the endpoints.
         urls = [u for u in super()._get_urls() if u.name != "api-root"] + [path("", api_root, name="api-root")]

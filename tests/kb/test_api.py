@@ -190,6 +190,19 @@ def test_the_openapi_document_lists_both_endpoints(client):
     assert set(status["enum"]) == {"queued", "running", "done", "failed"}
 
 
+def test_the_openapi_document_describes_the_result_from_its_typed_classes(client):
+    schemas = client.get("/api/v1/openapi.json").json()["components"]["schemas"]
+
+    result = schemas["AnalysisOut"]["properties"]["result"]
+    assert {"$ref": "#/components/schemas/Result"} in result["anyOf"]
+    assert set(schemas["Result"]["properties"]) == {"findings", "symptoms", "unmatched", "timeline", "versions",
+                                                    "config", "files", "skipped", "notes", "stats"}
+    finding = schemas["Finding"]["properties"]
+    assert finding["evidence"]["items"] == {"$ref": "#/components/schemas/Evidence"}
+    assert finding["confidence"]["type"] == "number"
+    assert "command" not in schemas["FixStep"]["required"]
+
+
 def test_the_api_root_wants_a_token_too(client, alice_token):
     assert client.get("/api/v1/").status_code == 401
     assert client.get("/api/v1/", **_bearer(alice_token)).json() == {
