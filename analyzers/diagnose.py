@@ -8,7 +8,6 @@ behind each confidence is returned with the finding (`explanation`).
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import datetime
 from typing import Any
 
 from analyzers.conditions import all_hold
@@ -19,15 +18,6 @@ from analyzers.versions import in_range
 MAX_EVIDENCE_PER_SYMPTOM = 10
 VERSION_IN_RANGE_BONUS = 0.05
 VERSION_FIXED_PENALTY = 0.15
-
-
-def _ts(hit: Hit) -> datetime | None:
-    if not hit.timestamp:
-        return None
-    try:
-        return datetime.fromisoformat(hit.timestamp)
-    except ValueError:
-        return None
 
 
 def evidence_item(hit: Hit) -> dict[str, Any]:
@@ -58,14 +48,14 @@ def _relation_holds(rel: dict[str, Any], present: dict[str, list[Hit]]) -> Hit |
     within = parse_duration_ms(rel["within"]) / 1000.0 if "within" in rel else None
     order, hosts = rel.get("order", "after"), rel.get("hosts", "any")
     for b in thens:
-        tb = _ts(b)
+        tb = b.when
         for a in firsts:
             if hosts == "same" and (a.host is None or a.host != b.host):
                 continue
             if hosts == "other" and (a.host is None or b.host is None or a.host == b.host):
                 continue
             if within is not None or order == "after":
-                ta = _ts(a)
+                ta = a.when
                 if ta is None or tb is None:
                     continue
                 delta = (tb - ta).total_seconds()

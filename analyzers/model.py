@@ -9,6 +9,7 @@ diagnose.py-> the result dict of docs/contract.md §2
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
 
@@ -81,6 +82,15 @@ class Hit:
     level: str | None
     host: str | None
     component: str
+    # The timestamp as a datetime, parsed once here, for time windows and order; the
+    # result keeps `timestamp` as written (seconds or milliseconds).
+    when: datetime | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        try:
+            self.when = datetime.fromisoformat(self.timestamp) if self.timestamp else None
+        except ValueError:
+            self.when = None
 
 
 @dataclass
