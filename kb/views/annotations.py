@@ -29,7 +29,7 @@ from kb.lib.timeline import evidence_anchor
 from kb.models import Analysis, Annotation, Incident
 from kb.selectors.collab import annotation_for_finding, annotation_list, annotation_target_label
 from kb.services import collab
-from kb.views.collab import analysis_or_404, back_to, form_errors, incident_or_404
+from kb.views.collab import analysis_or_404, back_to, form_errors, incident_or_404, note_edit_form
 
 MAX_LINE_NUMBER = 10**9
 
@@ -185,29 +185,17 @@ def annotation_edit(request: HttpRequest, pk: int) -> HttpResponse:
     annotation = _annotation(request, pk)
     if not annotation_can_edit(annotation=annotation, user=request.user):
         raise PermissionDenied("Only the author or a team admin edits an annotation.")
-    errors: list[str] = []
-    if request.method == "POST":
-        form = AnnotationForm(request.POST)
-        if form.is_valid():
-            try:
-                collab.annotation_edit(annotation=annotation, user=request.user, body=form.cleaned_data["body"])
-            except ValidationError as exc:
-                errors = form_errors(exc)
-            else:
-                if request.htmx:
-                    return render(request, "kb/_annotation.html",
-                                  {"a": _decorate([annotation], request.user)[0]})
-                messages.success(request, "Note saved.")
-                return redirect(annotation_url(annotation))
-        else:
-            errors = [e for es in form.errors.values() for e in es]
-    else:
-        form = AnnotationForm(initial={"body": annotation.body})
-    ctx = {"a": annotation, "form": form, "errors": errors,
-           "action": reverse("annotation_edit", args=[annotation.pk])}
-    if request.htmx:
-        return render(request, "kb/_annotation_form.html", ctx)
-    return render(request, "kb/_annotation_edit_page.html", ctx, status=400 if errors else 200)
+
+    def saved() -> HttpResponse:
+        if request.htmx:
+            return render(request, "kb/_annotation.html", {"a": _decorate([annotation], request.user)[0]})
+        messages.success(request, "Note saved.")
+        return redirect(annotation_url(annotation))
+
+    return note_edit_form(
+        request, annotation, saved=saved,
+        save=lambda body: collab.annotation_edit(annotation=annotation, user=request.user, body=body),
+        action=reverse("annotation_edit", args=[annotation.pk]))
 
 
 @require_POST
