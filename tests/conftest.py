@@ -263,8 +263,9 @@ def mallory(other_team):
 
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
-    # PBKDF2 costs ~0.3 s per user; no test needs a strong hash.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # PBKDF2 costs ~0.3 s per user; no test needs a strong hash. The default hashers
+    # stay after it, so users a session-wide fixture made before (browser tests) still log in.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher", *settings.PASSWORD_HASHERS]
 
 
 @pytest.fixture
