@@ -100,10 +100,29 @@ class IncidentUpdateForm(forms.Form):
         self.fields["owner"].queryset = team_members(team=incident.team)
 
 
+class _MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class _MultipleFileField(forms.FileField):
+    """Every file of an <input type=file multiple> (Django's documented recipe)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", _MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        one = super().clean
+        if isinstance(data, (list, tuple)) and data:
+            return [one(d, initial) for d in data]
+        return [one(data or None, initial)]            # nothing sent: "This field is required"
+
+
 class BundleUploadForm(forms.Form):
-    file = forms.FileField(
+    file = _MultipleFileField(
         label="Log bundle",
-        help_text="An archive (.zip, .tar, .tar.gz, .tgz, .tar.bz2, .tar.xz, .gz) or a single log file.",
+        help_text="An archive (.zip, .tar, .tar.gz, .tgz, .tar.bz2, .tar.xz, .gz), a log file, several "
+                  "files, or a folder dropped here: several become one bundle of several hosts.",
     )
 
 

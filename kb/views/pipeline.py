@@ -21,7 +21,9 @@ from kb.access import get_visible_or_404, visible
 from kb.forms import BundleUploadForm
 from kb.models import Analysis, Incident
 from kb.services import analyses
+from kb.services.upload_files import upload_as_one
 from kb.uploads import human_bytes, upload_refusal
+
 
 def _progress_page(incident: Incident, analysis: Analysis) -> str:
     return f"{reverse('incident_upload', args=[incident.id])}?analysis={analysis.id}"
@@ -39,7 +41,8 @@ def incident_upload(request: HttpRequest, incident_id: int) -> HttpResponse:
         form = BundleUploadForm(request.POST, request.FILES)   # parses the body: the handler may refuse it
         refusal = upload_refusal(request)
         if not refusal and form.is_valid():
-            analysis = analyses.analysis_upload(incident=incident, user=request.user, uploaded_file=form.cleaned_data["file"])
+            uploaded = upload_as_one(files=form.cleaned_data["file"], paths=request.POST.getlist("path"))
+            analysis = analyses.analysis_upload(incident=incident, user=request.user, uploaded_file=uploaded)
             page = _progress_page(incident, analysis)
             if _is_xhr(request):
                 return JsonResponse({"analysis": analysis.id, "redirect": page})
