@@ -68,12 +68,26 @@ class Ticket(TypedDict):
     url: str | None
 
 
+class Reason(TypedDict):
+    weight: float               # signed contribution to the confidence
+    kind: str                   # symptom | relation | version
+    text: str                   # the same words as the explanation line, without the weight
+    symptom: NotRequired[str]   # kind symptom: its id, how often it was seen and its role here
+    count: NotRequired[int]
+    role: NotRequired[str]
+    first: NotRequired[str]     # kind relation: the two symptom ids
+    then: NotRequired[str]
+    component: NotRequired[str]  # kind version: what was detected
+    version: NotRequired[str]
+
+
 class Finding(TypedDict):
     runbook: str                # slug
     title: str
     confidence: float           # 0.05-0.99
     severity: str | None
     explanation: list[str]      # "+0.60 <symptom> (1x, required)", one line per contribution
+    reasons: list[Reason]       # the same contributions as data
     evidence: list[Evidence]
     chain: list[ChainStep]
     knobs: list[Knob]
