@@ -43,9 +43,12 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 
-from analyzers import textio
+from analyzers import layouts, textio
+from analyzers.hosts import describe_file, strip_wrapper, wrapper_depth
+from analyzers.layouts.folders import folder_sections
+from analyzers.layouts.stream import decoded_chunks, lines_of, split_stream
 from analyzers.model import BundleError, BundleFile, Limits, Skipped, StagedBundle
-from analyzers.paths import (classify, decode_zip_name, escape_name, expected_archive, fix_name,
+from analyzers.paths import (decode_zip_name, escape_name, expected_archive, fix_name,
                              safe_member_path, strip_archive_suffix)
 from analyzers.textio import archive_format
 
@@ -78,24 +81,46 @@ def stage_bundle(paths: list[str], workdir: str, limits: Limits = Limits()) -> S
 
 @dataclass
 class _Item:
-    """What one PATH argument gave: (bundle path, disk path, size, encoding) and skips."""
+    """What one PATH argument gave: (bundle path, disk path, size, encoding, section) and skips.
+
+    section: the collector-layout section (layouts.Section) a file was split from, else None.
+    """
     prefix: str
-    files: list[tuple[str, str, int, str]] = field(default_factory=list)
+    files: list[tuple[str, str, int, str, layouts.Section | None]] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+
+    def unwrap(self) -> None:
+        """Drop the folders that only wrap this PATH's files (hosts.wrapper_depth).
+
+        A file split from a collector's stream counts as the stream: "app.log/dn1/c_01/stderr"
+        sits in no folder "app.log/dn1/"."""
+        depth = wrapper_depth([_stream_path(rel, section) for rel, _, _, _, section in self.files]
+                              + [s.path for s in self.skipped])
+        if depth and self.files:                  # with nothing to analyse, name skips in full
+            self.files = [(strip_wrapper(rel, depth), *rest) for rel, *rest in self.files]
+            self.skipped = [Skipped(strip_wrapper(s.path, depth), s.reason) for s in self.skipped]
+
+
+def _stream_path(rel: str, section: layouts.Section | None) -> str:
+    return rel[: -len(section.name) - 1] if section is not None else rel
 
 
 def _assemble(items: list[_Item], stager: _Stager) -> StagedBundle:
     # Several PATHs are merged at the root unless their paths collide; then each gets its name.
+    for item in items:
+        item.unwrap()
     names = Counter(rel for item in items for rel in {f[0] for f in item.files})
     collide = any(n > 1 for n in names.values())
     prefixes: Counter[str] = Counter()
     out = StagedBundle(notes=stager.notes)
+    placed = folder_sections([f[0] for item in items for f in item.files])
     for item in items:
         prefixes[item.prefix] += 1
         prefix = item.prefix if prefixes[item.prefix] == 1 else f"{item.prefix}-{prefixes[item.prefix]}"
-        for rel, disk, size, encoding in item.files:
+        for rel, disk, size, encoding, section in item.files:
+            section = section or placed.get(rel)
             path = f"{prefix}/{rel}" if collide else rel
-            host, component, kind = classify(path)
+            host, component, kind = describe_file(path, disk, section)
             out.files.append(BundleFile(path, disk, size, host, component, kind, encoding))
         out.skipped += [Skipped(f"{prefix}/{s.path}" if collide else s.path, s.reason) for s in item.skipped]
     out.total_bytes = sum(f.size for f in out.files)
@@ -342,6 +367,9 @@ class _Stager:
             return self._skip(rel, "duplicate name")
         if encoding is None or not head:
             return self._skip(rel, "binary" if head else "empty")
+        demuxer = layouts.detect(head.decode(textio.CODECS.get(encoding, "utf-8"), "replace"))
+        if demuxer is not None:
+            return self._split(rel, head, src, encoding, demuxer)
         if disk and encoding == "utf-8":          # a plain file: scanned where it is, no copy
             size = os.path.getsize(disk)
         else:
@@ -353,7 +381,23 @@ class _Stager:
                 os.remove(disk)
                 raise
         self.seen.add(rel)
-        self.item.files.append((rel, disk, size, encoding))
+        self.item.files.append((rel, disk, size, encoding, None))
+
+    def _split(self, rel: str, head: bytes, src, encoding: str, demuxer: layouts.Demuxer) -> None:
+        """A collector's stream of many hosts' logs: one staged file per section (layouts)."""
+        def new_file(section: layouts.Section) -> str:
+            if first:
+                first.pop()
+            else:
+                self._count()
+            return self._new_file(".log")
+
+        first = [True]                            # the stream itself was counted as one file
+        sections = split_stream(demuxer, lines_of(decoded_chunks(head, src, encoding)), new_file)
+        self.seen.add(rel)
+        self.notes.append(f"{rel}: read as the output of `{demuxer.label}`: {len(sections)} files")
+        for section, disk, size in sections:
+            self.item.files.append((f"{rel}/{section.name}", disk, size, encoding, section))
 
     def _spool(self, head: bytes, src) -> str:
         path = self._new_file(".zip")

@@ -7,6 +7,7 @@ Sample paths and what classify() makes of them:
     dn2/hadoop-hdfs-datanode-dn2.log.2019-04-23      -> ("dn2", "hdfs-datanode", "log")
     c1-hd-dn18/conf/hdfs-site.xml                    -> ("c1-hd-dn18", "hdfs", "config")
     flink-taskmanager/taskmanager.log                -> (None, "flink-taskmanager", "log")
+    prod2-logs/2024-03-08/dn2/x.log                  -> ("dn2", "unknown", "log")   (the deepest host)
 
 An unknown file is ("unknown", "log"); a path with no host-like part has host None.
 """
@@ -55,6 +56,10 @@ ID_PREFIX_RE = re.compile(r"^(application|appattempt|container|attempt|job|task|
 ROLE_ABBREV_RE = re.compile(r"^((dn|nn|jn|rs|zk|nm|rm|tm|jm|hm)(\d+|-[a-z0-9]+)|"
                             r"(broker|worker|node|master|slave)-?\d+)", re.I)
 HOSTNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$")
+# Words that make a folder a wrapper, never a host: "prod2-logs", "diag-bundle-3", "case42_export"
+WRAPPER_WORDS = {"log", "logs", "bundle", "bundles", "dump", "dumps", "diag", "diags", "diagnostic",
+                 "diagnostics", "report", "reports", "incident", "backup", "export", "archive", "collect",
+                 "collected", "support", "snapshot", "tmp", "output", "files", "upload", "uploads"}
 
 
 def classify(bundle_path: str) -> tuple[str | None, str, str]:
@@ -65,7 +70,7 @@ def classify(bundle_path: str) -> tuple[str | None, str, str]:
     base = _base_name(name)
     lower = base.lower()
     daemon = DAEMON_RE.match(LOG_EXT_RE.sub("", lower))
-    host = next((d for d in dirs if is_host_like(d)), None)
+    host = next((d for d in reversed(dirs) if is_host_like(d)), None)   # the deepest: outer ones wrap
     if host is None and daemon and daemon.group("host"):
         host = base[daemon.start("host"):daemon.end("host")]
         if daemon.group("prog") in ("flink", "spark"):   # flink-<user>-<role>-<n>-<host>
@@ -82,6 +87,8 @@ def is_host_like(part: str) -> bool:
     """
     low = part.lower()
     if low in GENERIC_DIRS or not HOSTNAME_RE.match(part) or ID_PREFIX_RE.match(low):
+        return False
+    if WRAPPER_WORDS & set(re.split(r"[-_.]", low)):
         return False
     if ROLE_ABBREV_RE.match(low) and low.split("-", 1)[-1] not in GENERIC_DIRS:   # not "nm-logs"
         return True
@@ -119,7 +126,7 @@ def _component(name: str, dirs: list[str], kind: str, daemon: re.Match | None) -
             return _DAEMON_COMPONENT[f"{prog}-{role}"]
         if prog == "spark" and role.startswith("org."):
             return "spark-" + role.rsplit(".", 1)[-1].lower()
-        return _role(role) or f"{prog}-{role}"
+        return role_component(role) or f"{prog}-{role}"
     if name in ("kern.log", "dmesg") or name.startswith("dmesg"):
         return "kernel"
     if name in ("messages", "syslog"):
@@ -136,15 +143,16 @@ def _component(name: str, dirs: list[str], kind: str, daemon: re.Match | None) -
         return "kafka-controller"
     if name in ("stderr", "stdout"):
         return "spark-driver" if any("driver" in d or d.endswith("_000001") for d in dirs) else "spark-executor"
-    by_name = _role(name)
+    by_name = role_component(name)
     if by_name:
         return by_name
     if kind in ("gc", "jstack"):
-        return next((c for c in map(_role, reversed(dirs)) if c), "jvm")
-    return next((c for c in map(_role, reversed(dirs)) if c), "unknown")
+        return next((c for c in map(role_component, reversed(dirs)) if c), "jvm")
+    return next((c for c in map(role_component, reversed(dirs)) if c), "unknown")
 
 
-def _role(word: str) -> str | None:
+def role_component(word: str) -> str | None:
+    """"hadoop-hdfs-datanode.service" -> "hdfs-datanode"; None when no role word is in it."""
     return next((comp for key, comp in ROLE_WORDS if key in word), None)
 
 

@@ -137,3 +137,4 @@ def symptom_update(
         saved, _ = symptom_save(definition=definition, text=text, author=author, message=message)
         runbooks_resolve(symptom_ids=[saved.id], library=library)
         return saved.revisions.filter(number__gt=before).order_by("-number").first()
+

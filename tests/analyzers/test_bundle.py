@@ -393,6 +393,7 @@ def test_it_expands_zip_in_tgz_in_zip_and_shares_the_depth_limit(tmp_path):
     assert text_of(files["host1/inner/app.log"]) == OOM.decode() and files["host1/inner/app.log"].host == "host1"
     staged = stage(tmp_path, outer, max_depth=1)
     assert set(by_path(staged)) == {"host1/dn2/x.log"} and skips(staged) == {"host1/inner.zip": "nested too deep"}
+    assert by_path(staged)["host1/dn2/x.log"].host == "dn2"     # the deepest host, not its wrapper
 
 
 def test_it_rejects_overlapping_zip_entries(tmp_path):

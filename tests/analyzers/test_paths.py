@@ -84,6 +84,8 @@ CASES = [
     ("bundle-20190423/dn2/hadoop-hdfs-datanode.log", ("dn2", "hdfs-datanode", "log")),
     ("logs/dn2/x.log", ("dn2", "unknown", "log")),
     ("dn2/flink-1.15.2/log/flink-root-taskexecutor-0-other.log", ("dn2", "flink-taskmanager", "log")),
+    ("prod2-logs/2024-03-08/dn2/x.log", ("dn2", "unknown", "log")),
+    ("nn1/flink-1.17.2/worker-7/taskmanager.log", ("worker-7", "flink-taskmanager", "log")),   # the deepest
     ("app.log", (None, "unknown", "log")),
     ("notes/readme.txt", (None, "unknown", "log")),
 ]
@@ -103,7 +105,8 @@ def test_it_takes_host_like_directory_names_for_hosts(name):
 @pytest.mark.parametrize("name", ["logs", "log", "var", "flink-taskmanager", "taskmanager", "conf", "hdfs",
                                   "2019-04-23", "flink-1.15.2", "hadoop-3.3.6", "kafka_2.13-3.5.0", "0",
                                   "container_1556_0001_01_000002", "application_1556_0001",
-                                  "app-20190423173919-0000", "bundle-20190423", "nm-logs", "node", "workers"])
+                                  "app-20190423173919-0000", "bundle-20190423", "nm-logs", "node", "workers",
+                                  "prod2-logs", "diag-bundle-3", "case42_export", "support-2024"])
 def test_it_does_not_take_layout_names_for_hosts(name):
     assert not is_host_like(name)
 
@@ -150,3 +153,18 @@ def test_it_repairs_undecodable_names_as_gb18030_or_replacement():
     assert fix_name(gbk) == "数据节点.log"
     assert fix_name("ok.log") == "ok.log"
     assert fix_name(b"\xff\xff.log".decode("utf-8", "surrogateescape")) == "\ufffd\ufffd.log"
+
+
+@pytest.mark.parametrize("paths,depth", [
+    (["prod2-logs/dn1/a.log", "prod2-logs/dn2/b.log"], 1),      # a top folder over hosts
+    (["prod2-logs/a.log", "prod2-logs/b.log"], 1),              # a top folder over files
+    (["a/b/rs4/x.log", "a/b/rs4/gc.log"], 2),                   # a chain ending in a host
+    (["rs4/x.log"], 0),
+    (["flink-taskmanager/taskmanager.log"], 0),                 # a component folder keeps meaning
+    (["2024-03-08/x.log"], 1), (["flink-1.17.2/log/x.log"], 2),
+    (["dn1/a.log", "dn2/b.log"], 0), (["a.log"], 0),
+])
+def test_it_finds_the_folders_that_only_wrap_a_bundle(paths, depth):
+    from analyzers.hosts import wrapper_depth
+
+    assert wrapper_depth(paths) == depth

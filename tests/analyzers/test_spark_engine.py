@@ -22,9 +22,11 @@ import pytest
 from analyzers.scan import MAX_ERROR_LINES, plan_ranges, scan_range
 from analyzers.signatures import ERROR_KEY, Signature, matcher_for
 from analyzers.spark.runner import auto_piece_bytes, merge, merge_pieces, pack, split
-from tests.helpers import ROOT, SEED_BUNDLES, bundle_cases, case_id
+from tests.helpers import FIXTURES, ROOT, SEED_BUNDLES, bundle_cases, bundle_copy, case_id
 
 CASES = bundle_cases()
+# Collector outputs (issue 14): real ones, and a seed as `yarn logs` prints it.
+LAYOUT_CASES = sorted(p for p in (FIXTURES / "layouts").iterdir() if p.is_dir())
 # The parts of a result that may differ between runs: wall-clock time and the engine's name.
 VOLATILE_STATS = ("seconds", "startup_seconds", "engine")
 
@@ -248,6 +250,27 @@ def test_spark_and_local_engines_agree(spark, case):
         assert result["findings"] == local["findings"]
         assert result["symptoms"] == local["symptoms"]
         assert _comparable(result) == local
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("layout", LAYOUT_CASES + ["yarn-logs-of-seed-000"],
+                         ids=[p.name for p in LAYOUT_CASES] + ["yarn-logs-of-seed-000"])
+def test_spark_and_local_engines_agree_on_collector_outputs(spark, layout, tmp_path):
+    from analyzers.engine import analyze_paths
+    from analyzers.spark import SparkRangeRunner
+    from tests.analyzers.test_collector_layouts import _yarn_stream
+
+    if layout == "yarn-logs-of-seed-000":
+        bundle = tmp_path / "application_1685613600000_0001.log"
+        bundle.write_text(_yarn_stream(SEED_BUNDLES / "000-flink-hdfs-openforwrite-after-soft-lockup", True))
+    else:
+        bundle = bundle_copy(layout, tmp_path)
+    runbooks = _runbooks()
+    local = _comparable(analyze_paths([str(bundle)], runbooks))
+    spark_result = analyze_paths([str(bundle)], runbooks, engine="spark", range_bytes=4096,
+                                 runner=SparkRangeRunner(spark, piece_bytes=8192))
+    assert _comparable(spark_result) == local
+    assert local["files"]
 
 
 @pytest.mark.spark
