@@ -1,6 +1,6 @@
 """The analysis engine: a bundle (or pasted text) + runbooks -> the result of CONTRACT section 2.
 
-    stage_bundle   unpack safely, infer host/component, transcode to UTF-8
+    stage_logs     unpack safely, infer host/component, transcode to UTF-8 (staging.py)
     scan_range     every signature over every byte range (local: in process; spark: in tasks)
     assemble       line numbers, record timestamps, typed captures, facts, versions
     diagnose       differential diagnosis -> findings, symptoms, timeline, unmatched
@@ -16,16 +16,15 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from analyzers import timestamps
-from analyzers.bundle import stage_bundle
 from analyzers.conditions import typed
 from analyzers.diagnose import diagnose, evidence_item, symptom_summary
 from analyzers.facts import effective_config, extract_facts
-from analyzers.model import BundleError, BundleFile, Hit, Limits, StagedBundle
-from analyzers.scan import RangeResult, plan_ranges, scan_range
+from analyzers.model import BundleFile, Hit, Limits, StagedBundle
+from analyzers.scan import RANGE_BYTES, RangeResult, plan_ranges, scan_range
 from analyzers.signatures import Signature, matcher_for, signatures_from_runbooks
+from analyzers.staging import stage_logs
 from analyzers.unmatched import unmatched_templates
 
-RANGE_BYTES = 64 * 1024 * 1024   # byte range per scan task
 MAX_TIMELINE = 500
 
 
@@ -74,10 +73,7 @@ def analyze_paths(paths: list[str], runbooks: list[dict[str, Any]], *, engine: s
 def _analyze_in(paths, workdir, runbooks, engine, limits, runner, range_bytes, t0, startup_seconds, progress):
     if progress:
         progress("unpacking", 0)
-    staged = stage_bundle(paths, workdir, limits)
-    if not staged.files:
-        skipped = "; ".join(f"{s.path}: {s.reason}" for s in staged.skipped[:3])
-        raise BundleError(f"{', '.join(map(str, paths))}: no log files found" + (f" (skipped {skipped})" if skipped else ""))
+    staged = stage_logs(paths, workdir, limits)
     return analyze_staged(staged, runbooks, engine=engine, limits=limits, runner=runner,
                           range_bytes=range_bytes, started=t0, startup_seconds=startup_seconds,
                           progress=progress)
@@ -165,7 +161,7 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[di
             errors_sampled = errors_sampled or r.errors_sampled
         error_lines = [e for e in error_lines if not (e[0] == path and e[1] in matched_lines)]
 
-    facts = [fact for f in staged.files for fact in extract_facts(f)]
+    facts = [fact for f in staged.files for fact in extract_facts(f, notes)]
     config = effective_config(facts)
     for sid, s in fact_symptoms.items():
         for fact in facts:

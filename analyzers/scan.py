@@ -19,6 +19,9 @@ from typing import Any
 from analyzers.signatures import ERROR_KEY, VERSION_KEY_PREFIX, Matcher
 
 CHUNK = 8 * 1024 * 1024
+# Bytes of one scan task (a ByteRange), in both engines. Spark tasks scan at most this
+# much too (analyzers/spark/runner.py: why not less).
+RANGE_BYTES = 64 * 1024 * 1024
 MAX_TEXT = 2000              # characters of a line kept for display
 MAX_ERROR_LINES = 2000       # unmatched-candidate lines sampled per range for templates
 HEADER_LOOKBACK_LINES = 400  # how far up a stack trace we look for the record's first line

@@ -39,6 +39,3 @@ def in_range(version: str, spec: str) -> bool:
            "<": lambda c: c < 0, "==": lambda c: c == 0, "!=": lambda c: c != 0}
     return all(ops[op](_cmp(v, ref)) for op, ref in parse_range(spec))
 
-
-def at_least(version: str, ref: str) -> bool:
-    return _cmp(parse_version(version), parse_version(ref)) >= 0

@@ -1,11 +1,23 @@
-"""Team isolation: every incident, bundle, analysis and annotation belongs to a team,
-and only that team's members see it. Another team's id is a 404, never a 403
-(no existence leak)."""
+"""Who may see and change what: the one home of membership and edit rules.
+
+- Team isolation: every incident, bundle, analysis and annotation belongs to a
+  team, and only that team's members see it. Another team's id is a 404, never
+  a 403 (no existence leak).
+- Annotations and runbook field notes are edited or deleted by their author or
+  an admin of their team.
+- Runbooks: staff edit every runbook; team admins edit their team's runbooks
+  and, while a runbook has no owning team (the shipped catalog), any runbook.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
 from django.db.models import Model, QuerySet
 from django.http import Http404
+
+from kb.models import Annotation, Membership, Runbook, RunbookNote, Symptom, Team
 
 
 def team_ids(user) -> list[int]:
@@ -24,3 +36,56 @@ def get_visible_or_404(qs: QuerySet, user, team_field: str = "team", **lookup) -
         return visible(qs, user, team_field).get(**lookup)
     except (qs.model.DoesNotExist, ValueError, TypeError):
         raise Http404("No such object.") from None
+
+
+def is_member(user: Any, team: Team | int) -> bool:
+    team_id = team if isinstance(team, int) else team.pk
+    return bool(getattr(user, "is_authenticated", False)) and Membership.objects.filter(
+        user=user, team_id=team_id).exists()
+
+
+def is_admin(user: Any, team: Team | int) -> bool:
+    team_id = team if isinstance(team, int) else team.pk
+    return bool(getattr(user, "is_authenticated", False)) and Membership.objects.filter(
+        user=user, team_id=team_id, role=Membership.Role.ADMIN).exists()
+
+
+def require_member(user: Any, team: Team | int) -> None:
+    if not is_member(user, team):
+        raise PermissionDenied("Only members of the team may do this.")
+
+
+def annotation_can_edit(*, annotation: Annotation, user: Any) -> bool:
+    if not is_member(user, annotation.team_id):
+        return False
+    return annotation.author_id == user.pk or is_admin(user, annotation.team_id)
+
+
+def runbook_note_can_edit(*, note: RunbookNote, user: Any) -> bool:
+    if not is_member(user, note.team_id):
+        return False
+    return note.author_id == user.pk or is_admin(user, note.team_id)
+
+
+def runbook_can_edit(*, user: Any, runbook: Runbook) -> bool:
+    """Staff edit every runbook. Team admins edit their team's runbooks and,
+    while a runbook has no owning team (the shipped catalog), any runbook."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    if user.is_staff or user.is_superuser:
+        return True
+    admin_of = Membership.objects.filter(user=user, role=Membership.Role.ADMIN)
+    if runbook.team_id is not None:
+        admin_of = admin_of.filter(team_id=runbook.team_id)
+    return admin_of.exists()
+
+
+def symptom_can_edit(*, user: Any, symptom: Symptom) -> bool:
+    """A symptom change changes every runbook that uses it: allowed to those
+    who may edit each of them (staff always)."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    if user.is_staff or user.is_superuser:
+        return True
+    users = list(Runbook.objects.filter(symptom_uses__symptom=symptom).distinct())
+    return bool(users) and all(runbook_can_edit(user=user, runbook=rb) for rb in users)

@@ -13,7 +13,6 @@ from __future__ import annotations
 from functools import wraps
 from typing import Any, Literal, Optional
 
-from django.db import transaction
 from django.http import HttpRequest, JsonResponse
 from django.urls import URLPattern, path, reverse
 from ninja import File, Form, NinjaAPI, Schema, Status
@@ -22,8 +21,8 @@ from ninja.security import HttpBearer
 
 from kb.access import get_visible_or_404
 from kb.models import Analysis, Incident
-from kb.services.analyses import analysis_start
-from kb.services.bundles import NoTeam, bundle_default_team, bundle_incident_for_upload, bundle_store
+from kb.services.analyses import analysis_upload
+from kb.services.bundles import NoTeam, bundle_default_team
 from kb.services.tokens import token_authenticate
 from kb.services.upload_files import upload_as_one
 from kb.uploads import upload_refusal
@@ -123,12 +122,8 @@ def analysis_create(request: HttpRequest, file: File[UploadedFile] = None, incid
             target, team = None, bundle_default_team(user=user)
         except NoTeam:
             return Status(403, {"detail": "you belong to no team: ask an admin to add you to one"})
-    with transaction.atomic():
-        if target is None:
-            target = bundle_incident_for_upload(user=user, team=team, name=file.name)
-        uploaded = upload_as_one(files=request.FILES.getlist("file") or [file], paths=request.POST.getlist("path"))
-        bundle = bundle_store(incident=target, user=user, uploaded_file=uploaded)
-        analysis = analysis_start(bundle=bundle)
+    uploaded = upload_as_one(files=request.FILES.getlist("file") or [file], paths=request.POST.getlist("path"))
+    analysis = analysis_upload(user=user, uploaded_file=uploaded, incident=target, team=team)
     return Status(202, {"id": analysis.id, "url": analysis_url(analysis.id)})
 
 

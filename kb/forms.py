@@ -1,8 +1,13 @@
+"""Every form of the app: runbooks and search, incidents, uploads, team work."""
+
 from __future__ import annotations
 
 from django import forms
 
 from analyzers.runbooks import COMPONENTS, SEVERITIES
+from kb.models import FindingFeedback, Incident, Runbook, Team
+from kb.selectors.incidents import team_members
+from kb.services.collab import MAX_BODY, MAX_REASON
 from kb.services.search import MAX_LOG_CHARS
 
 
@@ -38,3 +43,112 @@ class LogSearchForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false", "class": "code-editor",
                                      "placeholder": "Paste log lines or a stack trace"}),
     )
+
+
+class SymptomEditForm(forms.Form):
+    text = forms.CharField(
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 24, "spellcheck": "false", "class": "code-editor"}),
+        label="Symptom file (YAML)",
+    )
+    message = forms.CharField(
+        max_length=200, required=False, label="What changed",
+        widget=forms.TextInput(attrs={"placeholder": "e.g. add the Hadoop 2.x wording"}),
+    )
+    base_revision = forms.IntegerField(required=False, widget=forms.HiddenInput)
+
+
+class IncidentFilterForm(forms.Form):
+    q = forms.CharField(max_length=200, required=False, label="Search")
+    status = forms.ChoiceField(choices=[("", "Any status")] + Incident.Status.choices, required=False)
+    severity = forms.ChoiceField(choices=[("", "Any severity")] + Incident.Severity.choices, required=False)
+    # Team work (kb.services.collab.incident_filter): root cause, component, team.
+    component = forms.ChoiceField(choices=[("", "Any component")] + [(c, c) for c in COMPONENTS], required=False)
+    runbook = forms.ChoiceField(choices=[], required=False)
+    confirmed = forms.BooleanField(required=False, label="Confirmed root cause only")
+    team = forms.ModelChoiceField(queryset=None, required=False, empty_label="Any team")
+
+    def __init__(self, *args, teams, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["runbook"].choices = [("", "Any runbook")] + list(
+            Runbook.objects.order_by("slug").values_list("slug", "slug"))
+        self.fields["team"].queryset = teams
+
+
+class IncidentCreateForm(forms.Form):
+    title = forms.CharField(max_length=200)
+    severity = forms.ChoiceField(choices=Incident.Severity.choices, initial=Incident.Severity.MEDIUM)
+    team = forms.ModelChoiceField(queryset=None, empty_label=None)
+
+    def __init__(self, *args, teams, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams
+        if len(teams) == 1:
+            self.fields["team"].initial = teams.first().pk
+            self.fields["team"].widget = forms.HiddenInput()
+
+
+class IncidentUpdateForm(forms.Form):
+    status = forms.ChoiceField(choices=Incident.Status.choices)
+    severity = forms.ChoiceField(choices=Incident.Severity.choices)
+    owner = forms.ModelChoiceField(queryset=None, required=False, empty_label="(nobody)")
+
+    def __init__(self, *args, incident: Incident, **kwargs) -> None:
+        kwargs.setdefault("initial", {"status": incident.status, "severity": incident.severity,
+                                      "owner": incident.owner_id})
+        super().__init__(*args, **kwargs)
+        self.fields["owner"].queryset = team_members(team=incident.team)
+
+
+class _MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class _MultipleFileField(forms.FileField):
+    """Every file of an <input type=file multiple> (Django's documented recipe)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", _MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        one = super().clean
+        if isinstance(data, (list, tuple)) and data:
+            return [one(d, initial) for d in data]
+        return [one(data or None, initial)]            # nothing sent: "This field is required"
+
+
+class BundleUploadForm(forms.Form):
+    file = _MultipleFileField(
+        label="Log bundle",
+        help_text="An archive (.zip, .tar, .tar.gz, .tgz, .tar.bz2, .tar.xz, .gz), a log file, several "
+                  "files, or a folder dropped here: several become one bundle of several hosts.",
+    )
+
+
+class AnnotationForm(forms.Form):
+    body = forms.CharField(max_length=MAX_BODY, strip=False, widget=forms.Textarea(attrs={
+        "rows": 3, "placeholder": "Markdown. @name notifies a teammate."}))
+
+
+class FeedbackForm(forms.Form):
+    verdict = forms.ChoiceField(choices=FindingFeedback.Verdict.choices + [("clear", "Withdraw")])
+    reason = forms.CharField(max_length=MAX_REASON, required=False)
+
+
+class RunbookNoteForm(forms.Form):
+    body = forms.CharField(max_length=MAX_BODY, strip=False, widget=forms.Textarea(attrs={
+        "rows": 3, "placeholder": "What your team learned using this runbook (Markdown)."}))
+    team = forms.ModelChoiceField(queryset=Team.objects.none(), empty_label=None)
+
+    def __init__(self, *args, teams, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams
+        self.only_team = teams[0] if len(teams) == 1 else None
+        if self.only_team is not None:   # one team: no choice to make
+            self.fields["team"].initial = self.only_team.pk
+            self.fields["team"].required = False
+            self.fields["team"].widget = forms.HiddenInput()
+
+    def clean_team(self) -> Team | None:
+        return self.cleaned_data.get("team") or self.only_team

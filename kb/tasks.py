@@ -4,7 +4,7 @@ here touches Spark: a pool child starts its SparkSession on its first task
 (analyzers.spark.get_spark), never at import and never in worker_process_init
 (reliability-notes A1).
 
-Reconciling: every worker's main process runs kb.services.analyses.analysis_reconcile
+Reconciling: every worker's main process runs kb.services.reconcile.analysis_reconcile
 every KB_RECONCILE_INTERVAL seconds in a daemon thread started on `worker_ready`,
 so `make run` needs no celery beat; `python manage.py reconcile` runs the same
 pass by hand or from cron.
@@ -40,7 +40,8 @@ def _analysis_run_task_failure(self, exc, task_id, args, kwargs, einfo) -> None:
     worker's main process when the hard time limit killed the pool child running
     the task: that analysis fails at once with "time limit" (a bundle that hung once
     hangs again; left running, the reconciler would rerun it until "crashed N times")."""
-    from kb.services.analyses import analysis_discard_staged, analysis_fail
+    from kb.services.analyses import analysis_discard_staged
+    from kb.services.leases import analysis_fail
 
     if isinstance(exc, TRANSIENT):
         analysis_fail(analysis_id=args[0],
@@ -68,7 +69,8 @@ def _analysis_run_task_failure(self, exc, task_id, args, kwargs, einfo) -> None:
     on_failure=_analysis_run_task_failure,
 )
 def analysis_run_task(self, analysis_id: int) -> None:
-    from kb.services.analyses import LeaseLost, analysis_fail, analysis_release, analysis_run, lease_owner
+    from kb.services.analyses import analysis_run
+    from kb.services.leases import LeaseLost, analysis_fail, analysis_release, lease_owner
 
     owner = lease_owner(self.request.id or "direct")
     try:
@@ -93,7 +95,8 @@ def analysis_run_task(self, analysis_id: int) -> None:
 
 
 def _fail_unexpected(analysis_id: int, owner: str, exc: Exception) -> None:
-    from kb.services.analyses import analysis_fail, error_summary
+    from kb.services.analyses import error_summary
+    from kb.services.leases import analysis_fail
 
     log.exception("analysis %s failed", analysis_id)   # the whole story (a Java stack, say) goes to the log
     analysis_fail(analysis_id=analysis_id, owner=owner,
@@ -121,7 +124,7 @@ def _start_reconciler(sender=None, **kwargs) -> None:
 
 
 def _reconcile_forever(interval: float) -> None:
-    from kb.services.analyses import analysis_reconcile
+    from kb.services.reconcile import analysis_reconcile
 
     while True:
         with _reconcile_lock:          # no fork while a pass holds database or Redis locks

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
-from kb.views import runbooks, search
+from kb.views import runbooks, search, symptoms
 
 # Every URL needs a login (LoginRequiredMiddleware in settings); views that
 # must answer anonymous requests (token API, login) opt out explicitly.
@@ -15,6 +15,8 @@ urlpatterns = [
     path("runbooks/<slug:slug>/edit/", runbooks.runbook_edit, name="runbook_edit"),
     path("runbooks/<slug:slug>/history/", runbooks.runbook_history, name="runbook_history"),
     path("runbooks/<slug:slug>/raw/", runbooks.runbook_raw, name="runbook_raw"),
+    path("symptoms/<slug:symptom>/", symptoms.symptom_detail, name="symptom_detail"),
+    path("symptoms/<slug:symptom>/edit/", symptoms.symptom_edit, name="symptom_edit"),
     re_path(r"^search/?$", search.search, name="search"),  # /search?q=... and /search/
     path(
         "accounts/login/",

@@ -567,11 +567,29 @@ def _tree_cpu_seconds(root: int) -> float:
     return total
 
 
-def measure(engine: str, bundle: str, master: str) -> dict:
+# The catalog of the first build: the scan speed with today's catalog is compared
+# with the speed with these alone, on the same bundle in the same run.
+FIRST_WAVE = (
+    "hdfs-openforwrite-after-interrupted-close", "kernel-soft-lockup-stalls-jvm",
+    "hdfs-close-not-enough-replicas", "flink-zk-suspended-lost-leadership",
+    "hdfs-pipeline-recovery-no-good-datanode", "flink-filesink-too-many-buckets",
+    "container-oom-killed", "jvm-long-gc-pause", "jvm-heap-oom", "jvm-metaspace-oom",
+    "jvm-native-thread-limit", "too-many-open-files", "disk-full", "yarn-container-memory-exceeded",
+    "yarn-local-dirs-bad", "hdfs-namenode-safemode", "hdfs-datanode-xceiver-limit",
+    "hdfs-block-missing", "hdfs-lease-expired", "hdfs-slow-datanode-io", "flink-checkpoint-expired",
+    "flink-akka-ask-timeout", "flink-insufficient-network-buffers", "kafka-not-leader-for-partition",
+    "kafka-offset-out-of-range", "kafka-consumer-poll-timeout", "spark-shuffle-fetch-failed",
+    "hbase-regionserver-session-expired", "hbase-region-too-busy", "zookeeper-too-many-connections",
+)
+TARGET_CATALOG_RATIO = 0.8  # the grown catalog scans at >= 80 % of the first wave's speed
+
+
+def measure(engine: str, bundle: str, master: str, first_wave: bool = False) -> dict:
     from analyzers.engine import analyze_paths, run_ranges_local
     from analyzers.runbooks import load_runbooks
 
-    runbooks = [rb.meta for rb in load_runbooks(RUNBOOKS).runbooks.values()]
+    runbooks = [rb.meta for rb in load_runbooks(RUNBOOKS).runbooks.values()
+                if not first_wave or rb.slug in FIRST_WAVE]
     scan_seconds: list[float] = []
     scan_cpu: list[float] = []
     cpu = time.process_time if engine == "local" else (lambda: _tree_cpu_seconds(os.getpid()))
@@ -597,16 +615,16 @@ def measure(engine: str, bundle: str, master: str) -> dict:
         result = analyze_paths([bundle], runbooks, runner=timed(run_ranges_local))
         out["seconds"] = time.monotonic() - t0
     else:
-        from analyzers.spark import RECOMMENDED_RANGE_BYTES, spark_runner
+        from analyzers.runners import make_runner
 
         t0 = time.monotonic()
-        runner, startup = spark_runner(master)
-        out["startup_seconds"] = startup
-        analyze_paths([bundle], runbooks, engine="spark", runner=timed(runner), range_bytes=RECOMMENDED_RANGE_BYTES)
+        runner = make_runner("spark", master=master)
+        out["startup_seconds"] = runner.startup_seconds
+        analyze_paths([bundle], runbooks, engine="spark", runner=timed(runner.run), range_bytes=runner.range_bytes)
         out["warmup_seconds"] = time.monotonic() - t0
         t0 = time.monotonic()
-        result = analyze_paths([bundle], runbooks, engine="spark", runner=timed(runner),
-                               range_bytes=RECOMMENDED_RANGE_BYTES)
+        result = analyze_paths([bundle], runbooks, engine="spark", runner=timed(runner.run),
+                               range_bytes=runner.range_bytes)
         out["seconds"] = time.monotonic() - t0
         out["warm_scan_seconds"] = scan_seconds[0]
         tree = _tree_hwm_kib(os.getpid())
@@ -620,11 +638,15 @@ def measure(engine: str, bundle: str, master: str) -> dict:
     out["matcher"] = result["stats"]["matcher"]
     out["findings"] = [f["runbook"] for f in result["findings"]]
     out["hwm_mib"] = round(_tree_hwm_kib(os.getpid())[os.getpid()][1] / 1024)
+    out["signatures"] = sum(len(s.get("patterns") or []) for s in
+                            {s["id"]: s for rb in runbooks for s in rb["symptoms"]}.values())
+    out["runbooks"] = len(runbooks)
     return out
 
 
-def _run_measure(engine: str, bundle: Path, master: str) -> dict:
+def _run_measure(engine: str, bundle: Path, master: str, first_wave: bool = False) -> dict:
     cmd = [sys.executable, "-m", "scripts.bench", "--measure", engine, "--bundle", str(bundle), "--master", master]
+    cmd += ["--first-wave"] if first_wave else []
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-4000:]}")
@@ -656,10 +678,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", default=str(ROOT / "bench-data"))
     ap.add_argument("--measure", choices=["local", "spark"], help=argparse.SUPPRESS)
     ap.add_argument("--bundle", help=argparse.SUPPRESS)
+    ap.add_argument("--first-wave", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--catalog-runs", type=int, default=3, help="runs per catalog for the catalog-growth ratio")
     args = ap.parse_args(argv)
 
     if args.measure:   # child process: one measurement, JSON on the last line of stdout
-        print(json.dumps(measure(args.measure, args.bundle, args.master)))
+        print(json.dumps(measure(args.measure, args.bundle, args.master, args.first_wave)))
         return 0
 
     from analyzers.runbooks import load_runbooks
@@ -705,6 +729,9 @@ def main(argv: list[str] | None = None) -> int:
         f"in {local['compile_seconds']:.2f} s before; "
         f"load {local['load']:.1f}) {_verdict(_mbps(local), TARGET_LOCAL)}")
     _grep_row(row, bundles[args.local_mb], ere, local)
+    ratio = _catalog_growth_row(row, bundles[args.local_mb], args.master, args.catalog_runs)
+    if ratio < TARGET_CATALOG_RATIO:
+        failures.append(f"catalog growth: the scan runs at {ratio:.2f}x the first wave's speed")
 
     if not args.skip_spark:
         spark = _run_measure("spark", bundles[args.spark_mb], args.master)
@@ -745,6 +772,28 @@ def main(argv: list[str] | None = None) -> int:
         if missing:
             failures.append(f"{key}: {', '.join(missing)}")
     return 1 if failures else 0
+
+
+def _catalog_growth_row(row, bundle: Path, master: str, runs: int) -> float:
+    """Scan speed with today's catalog against the first wave's, alternating
+    runs on the same bundle; the best CPU time of each decides (on a shared
+    machine wall clock measures the neighbours as much as the scan)."""
+    best: dict[bool, dict] = {}
+    for _ in range(runs):
+        for first_wave in (True, False):
+            res = _run_measure("local", bundle, master, first_wave)
+            if first_wave not in best or res["scan_cpu_seconds"] < best[first_wave]["scan_cpu_seconds"]:
+                best[first_wave] = res
+    old, new = best[True], best[False]
+    ratio = old["scan_cpu_seconds"] / new["scan_cpu_seconds"]
+    row(f"catalog growth, local engine, {new['bytes'] / MB:.0f} MB",
+        f"{new['runbooks']} runbooks / {new['signatures']} patterns {_mbps(new, 'scan_cpu_seconds'):.0f} MB per CPU-s "
+        f"({_mbps(new):.1f} MB/s) vs the first wave's {old['runbooks']} runbooks / {old['signatures']} patterns "
+        f"{_mbps(old, 'scan_cpu_seconds'):.0f} MB per CPU-s ({_mbps(old):.1f} MB/s), best of {runs}: "
+        f"{ratio:.2f}x; target >= {TARGET_CATALOG_RATIO:.2f}: {'MET' if ratio >= TARGET_CATALOG_RATIO else 'MISSED'}")
+    if new["findings"] != old["findings"]:
+        row("  findings differ between the catalogs", f"first wave {old['findings']}, now {new['findings']}")
+    return ratio
 
 
 def _grep_row(row, bundle: Path, ere: str, res: dict) -> None:

@@ -120,11 +120,16 @@ class Worker:
     concurrency: int = 1
     proc: subprocess.Popen | None = None
 
+    @property
+    def module(self) -> str:
+        """`celery`, or tests.slow_worker when slow-* bundles should pause (fault tests)."""
+        return "tests.slow_worker" if self.env.get("KB_TEST_STAGE_DELAY") else "celery"
+
     def start(self) -> None:
         offset = self.log.stat().st_size if self.log.exists() else 0
         out = open(self.log, "ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "kb", "worker", "--pool", "prefork",
+            [sys.executable, "-m", self.module, "-A", "kb", "worker", "--pool", "prefork",
              "-c", str(self.concurrency), "--loglevel", "INFO", "-n", f"kbtest-{uuid.uuid4().hex[:6]}@%h",
              "--without-gossip", "--without-mingle"],
             cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,

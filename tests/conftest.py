@@ -29,12 +29,6 @@ components: [os, hdfs]
 severity: high
 symptoms:
   - id: no-space-left-on-device
-    title: Write failed, no space left on device
-    patterns:
-      - 'No space left on device'
-    level: ERROR
-    examples:
-      - 'java.io.IOException: No space left on device'
     role: required
     weight: 0.7
 knobs:
@@ -85,19 +79,8 @@ summary: >-
 components: [jvm, flink]
 severity: medium
 symptoms:
-  - id: jvm-pause-detected
-    title: JVM pause monitor saw a long stop
-    patterns:
-      - 'Detected pause in JVM or host machine \\(eg GC\\): pause of approximately (?P<pause_ms>\\d+)ms'
-    captures: {pause_ms: ms}
-    role: required
-    weight: 0.6
-  - id: flink-tm-heartbeat-timeout
-    title: Flink lost the heartbeat of a TaskManager
-    patterns:
-      - 'Heartbeat of TaskManager with id \\S+ timed out'
-    role: supporting
-    weight: 0.1
+  - {id: jvm-pause-detected, role: required, weight: 0.6}
+  - {id: flink-tm-heartbeat-timeout, role: supporting, weight: 0.1}
 knobs:
   - key: taskmanager.memory.process.size
     component: flink
@@ -128,19 +111,8 @@ summary: >-
 components: [kernel]
 severity: critical
 symptoms:
-  - id: kernel-soft-lockup
-    title: Kernel soft lockup
-    patterns:
-      - 'BUG: soft lockup - CPU#(?P<cpu>\\d+) stuck for (?P<stuck_s>\\d+)s!'
-    captures: {cpu: int, stuck_s: s}
-    role: required
-    weight: 0.6
-  - id: flink-tm-heartbeat-timeout
-    title: Flink lost the heartbeat of a TaskManager
-    patterns:
-      - 'Heartbeat of TaskManager with id \\S+ timed out'
-    role: supporting
-    weight: 0.1
+  - {id: kernel-soft-lockup, role: required, weight: 0.6}
+  - {id: flink-tm-heartbeat-timeout, role: supporting, weight: 0.1}
 fixes:
   - title: Check the host
     kind: diagnosis
@@ -155,6 +127,45 @@ differential:
 The host kernel stalled.
 """
 
+# The symptom library of the three runbooks (runbooks/symptoms/<id>.yaml).
+SYMPTOM_TEXTS = {
+    "no-space-left-on-device": """\
+id: no-space-left-on-device
+title: Write failed, no space left on device
+patterns:
+  - 'No space left on device'
+level: ERROR
+examples:
+  - 'java.io.IOException: No space left on device'
+""",
+    "jvm-pause-detected": """\
+id: jvm-pause-detected
+title: JVM pause monitor saw a long stop
+patterns:
+  - 'Detected pause in JVM or host machine \\(eg GC\\): pause of approximately (?P<pause_ms>\\d+)ms'
+captures: {pause_ms: ms}
+examples:
+  - 'WARN JvmPauseMonitor: Detected pause in JVM or host machine (eg GC): pause of approximately 12000ms'
+""",
+    "flink-tm-heartbeat-timeout": """\
+id: flink-tm-heartbeat-timeout
+title: Flink lost the heartbeat of a TaskManager
+patterns:
+  - 'Heartbeat of TaskManager with id \\S+ timed out'
+examples:
+  - 'java.util.concurrent.TimeoutException: Heartbeat of TaskManager with id tm-1 timed out.'
+""",
+    "kernel-soft-lockup": """\
+id: kernel-soft-lockup
+title: Kernel soft lockup
+patterns:
+  - 'BUG: soft lockup - CPU#(?P<cpu>\\d+) stuck for (?P<stuck_s>\\d+)s!'
+captures: {cpu: int, stuck_s: s}
+examples:
+  - 'NMI watchdog: BUG: soft lockup - CPU#3 stuck for 23s! [java:1234]'
+""",
+}
+
 RUNBOOK_TEXTS = {
     "disk-full": DISK_FULL,
     "jvm-long-gc-pause": GC_PAUSE,
@@ -168,12 +179,20 @@ def runbook_texts() -> dict[str, str]:
 
 
 @pytest.fixture
+def symptom_texts() -> dict[str, str]:
+    return dict(SYMPTOM_TEXTS)
+
+
+@pytest.fixture
 def runbooks_dir(tmp_path: Path) -> Path:
-    """Three small valid runbook files (two share flink-tm-heartbeat-timeout)."""
+    """Three small valid runbook files (two share flink-tm-heartbeat-timeout)
+    and their symptom library."""
     directory = tmp_path / "runbooks"
-    directory.mkdir()
+    (directory / "symptoms").mkdir(parents=True)
     for slug, text in RUNBOOK_TEXTS.items():
         (directory / f"{slug}.md").write_text(text, encoding="utf-8")
+    for sid, text in SYMPTOM_TEXTS.items():
+        (directory / "symptoms" / f"{sid}.yaml").write_text(text, encoding="utf-8")
     (directory / "README.md").write_text("# not a runbook\n", encoding="utf-8")
     return directory
 

@@ -1,8 +1,9 @@
 """The Spark engine: the local engine's scan, spread over Spark tasks.
 
     runner, startup = spark_runner()            # SPARK_MASTER or local[*]
-    result = analyze_paths(paths, runbooks, engine="spark", runner=runner,
-                           range_bytes=RECOMMENDED_RANGE_BYTES, startup_seconds=startup)
+    result = analyze_paths(paths, runbooks, engine="spark", runner=runner, startup_seconds=startup)
+
+(analyzers.runners.make_runner does this for either engine.)
 
 Importing this package starts nothing and does not import pyspark: the JVM
 starts on the first get_spark() call in a process (never at import, never
@@ -15,14 +16,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from analyzers.spark.runner import PIECE_BYTES, RECOMMENDED_RANGE_BYTES, Progress, SparkRangeRunner
+from analyzers.spark.runner import PIECE_BYTES, Progress, SparkRangeRunner
 from analyzers.spark.session import get_spark, is_warm, startup_seconds, stop_spark
 
 if TYPE_CHECKING:
     from analyzers.engine import RangeRunner
 
 __all__ = [
-    "PIECE_BYTES", "RECOMMENDED_RANGE_BYTES", "SparkRangeRunner", "get_spark", "is_warm",
+    "PIECE_BYTES", "SparkRangeRunner", "get_spark", "is_warm",
     "spark_runner", "startup_seconds", "stop_spark",
 ]
 

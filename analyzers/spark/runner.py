@@ -38,7 +38,7 @@ import uuid
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
-from analyzers.scan import MAX_ERROR_LINES, RangeResult, scan_range
+from analyzers.scan import MAX_ERROR_LINES, RANGE_BYTES, RangeResult, scan_range
 from analyzers.signatures import Signature
 
 if TYPE_CHECKING:
@@ -46,16 +46,13 @@ if TYPE_CHECKING:
 
     from analyzers.engine import ScanTask
 
-# Bytes one Spark task scans, at most; the engine's RANGE_BYTES, so by default one
-# range is one piece. Smaller pieces cost more than Spark's per-task overhead
+# Bytes one Spark task scans, at most; the engine's RANGE_BYTES, so one range is
+# one piece. Smaller pieces cost more than Spark's per-task overhead
 # (20-100 ms of CPU a task here): each range samples up to MAX_ERROR_LINES
 # unmatched error lines (decode, header lookup, pickled back), so scanning the
 # bench's 1 GB bundle took 2.7 CPU-s in 64 MiB pieces, 3.9 in 16 MiB and 4.9 in
 # 8 MiB, before Spark's own costs.
-PIECE_BYTES = 64 * 1024 * 1024
-# The engine's range size to use with this runner (its default). Ranges larger than
-# the piece size are split by the runner anyway.
-RECOMMENDED_RANGE_BYTES = PIECE_BYTES
+PIECE_BYTES = RANGE_BYTES
 # Below this a piece is not worth its own Spark task.
 MIN_PIECE_BYTES = 1024 * 1024
 POLL_SECONDS = 0.25

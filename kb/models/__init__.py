@@ -9,6 +9,7 @@ from kb.models.runbooks import (
     RunbookRevision,
     RunbookSymptom,
     Symptom,
+    SymptomRevision,
     Ticket,
 )
 from kb.models.incidents import Analysis, ApiToken, Bundle, Finding, Incident
@@ -19,5 +20,5 @@ __all__ = [
     "Activity", "Annotation", "FindingFeedback", "Follow", "Notification", "RunbookNote",
     "Analysis", "ApiToken", "Bundle", "Finding", "Incident",
     "Fix", "FixStep", "Knob", "Membership", "Reference", "Runbook", "RunbookRevision",
-    "RunbookSymptom", "Symptom", "Team", "Ticket",
+    "RunbookSymptom", "Symptom", "SymptomRevision", "Team", "Ticket",
 ]

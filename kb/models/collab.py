@@ -3,7 +3,7 @@ findings, the activity stream, follows and in-app notifications.
 
 Every row carries its team (copied from the incident or chosen by the author)
 so that kb.access can scope it without a join. Markdown bodies are stored raw;
-they are rendered and sanitised at display time (kb.services.markdown).
+they are rendered and sanitised at display time (kb.lib.markdown).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class Annotation(models.Model):
         """The id of the line on the analysis page ("ev-<sha1 of path>-<line>")."""
         if not self.evidence_path:
             return ""
-        from kb.timeline import evidence_anchor
+        from kb.lib.timeline import evidence_anchor
 
         return evidence_anchor(self.evidence_path, self.evidence_line)
 

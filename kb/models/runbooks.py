@@ -48,7 +48,9 @@ class Runbook(models.Model):
 
 
 class Symptom(models.Model):
-    """A symptom shared across runbooks; the id is the symptom id of the files."""
+    """A symptom of the library (runbooks/symptoms/<id>.yaml), used by runbooks by id.
+    Its definition is copied into each using runbook's `meta` (the form the
+    engine reads) whenever the symptom or the runbook is saved."""
 
     id = models.CharField(max_length=120, primary_key=True)
     title = models.TextField()
@@ -60,6 +62,28 @@ class Symptom(models.Model):
 
     def __str__(self) -> str:
         return self.id
+
+
+class SymptomRevision(models.Model):
+    """One saved state of a library symptom: the YAML file as written."""
+
+    symptom = models.ForeignKey(Symptom, models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField()
+    text = models.TextField()
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    message = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["symptom", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["symptom", "number"], name="symptomrevision_unique_number"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.symptom_id} r{self.number}"
 
 
 class RunbookSymptom(models.Model):

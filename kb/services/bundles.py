@@ -17,8 +17,9 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
+from analyzers.model import Limits
 from kb.models import Bundle, Incident, Membership, Team
-from kb.services.collab import activity_record
+from kb.services.activity import activity_record
 
 UPLOAD_NAME = "upload"
 COPY_CHUNK = 1024 * 1024
@@ -27,6 +28,12 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 class NoTeam(Exception):
     """The user belongs to no team, so an upload has nowhere to go."""
+
+
+def bundle_limits() -> Limits:
+    """The unpacking limits (bombs) from settings, for the worker and the CLI alike."""
+    return Limits(max_unpacked_bytes=settings.BUNDLE_MAX_UNPACKED_BYTES,
+                  max_files=settings.BUNDLE_MAX_FILES, max_ratio=settings.BUNDLE_MAX_RATIO)
 
 
 def bundle_dir(bundle: Bundle) -> Path:

@@ -1,12 +1,14 @@
-"""Runbooks from the database back to files (runbooks/<slug>.md)."""
+"""Runbooks and their symptoms from the database back to files
+(runbooks/<slug>.md and runbooks/symptoms/<id>.yaml)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from analyzers.runbooks import RunbookError, dump_runbook, parse_runbook
-from kb.models import Runbook
+from analyzers.runbooks import SYMPTOMS_DIR, RunbookError, dump_runbook, parse_runbook
+from kb.models import Runbook, Symptom
 from kb.services.runbooks import meta_to_json
+from kb.services.symptoms import db_library, symptom_text
 
 
 def runbook_text(*, runbook: Runbook, canonical: bool = False) -> str:
@@ -21,7 +23,7 @@ def runbook_text(*, runbook: Runbook, canonical: bool = False) -> str:
         last = runbook.revisions.order_by("-number").first()
         if last is not None:
             try:
-                parsed = parse_runbook(last.text)
+                parsed = parse_runbook(last.text, library=db_library())
             except RunbookError:
                 parsed = None
             same = parsed is not None and meta_to_json(parsed.meta) == runbook.meta
@@ -32,16 +34,27 @@ def runbook_text(*, runbook: Runbook, canonical: bool = False) -> str:
 
 def runbook_export(
     *, directory: str | Path, slugs: list[str] | None = None, canonical: bool = False
-) -> list[Path]:
-    """Write runbooks (all, or the given slugs) to directory/<slug>.md."""
+) -> tuple[list[Path], list[Path]]:
+    """Write runbooks (all, or the given slugs) to directory/<slug>.md and
+    the symptoms they use to directory/symptoms/<id>.yaml (with no slugs
+    given: every symptom of the library). Returns both lists of paths."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     runbooks = Runbook.objects.order_by("slug")
+    symptoms = Symptom.objects.order_by("id")
     if slugs is not None:
         runbooks = runbooks.filter(slug__in=slugs)
+        symptoms = symptoms.filter(uses__runbook__slug__in=slugs).distinct()
     written = []
     for runbook in runbooks:
         path = directory / f"{runbook.slug}.md"
         path.write_text(runbook_text(runbook=runbook, canonical=canonical), encoding="utf-8")
         written.append(path)
-    return written
+    symptom_dir = directory / SYMPTOMS_DIR
+    symptom_dir.mkdir(exist_ok=True)
+    symptom_paths = []
+    for symptom in symptoms:
+        path = symptom_dir / f"{symptom.id}.yaml"
+        path.write_text(symptom_text(symptom=symptom), encoding="utf-8")
+        symptom_paths.append(path)
+    return written, symptom_paths

@@ -1,37 +1,31 @@
 """Incidents: create, update, and the lines around a piece of evidence.
 
-The staged files of a bundle live under BUNDLES_DIR/<bundle.code>/. A bundle
-path from a request is only ever looked up among the analysis's own
-`result["files"]`, and whatever file it resolves to must stay inside the
-bundle's directory (symlinks resolved), so a request can never name an
+A bundle path from a request is only ever looked up among the analysis's own
+`result["files"]` and then in its staging manifest (kb.services.staged), whose
+files must stay inside the bundle's directory, so a request can never name an
 arbitrary file on the server.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from kb.models import Analysis, Incident, Membership, Team
-from kb.services.collab import activity_record
+from kb.access import is_member
+from kb.models import Analysis, Incident, Team
+from kb.services.activity import activity_record
+from kb.services.staged import analysis_staged_file
 
 CONTEXT_RADIUS = 10
 MAX_LINE_CHARS = 4000
 MAX_LINE_NUMBER = 10**9
-STAGED_NAME = re.compile(r"^\d{6}\.log$")
-
-
-def _is_member(user: Any, team: Team) -> bool:
-    return user is not None and Membership.objects.filter(user=user, team=team).exists()
 
 
 def incident_create(*, team: Team, title: str, severity: str, user: Any) -> Incident:
-    if not _is_member(user, team):
+    if not is_member(user, team):
         raise ValidationError({"team": "You are not a member of this team."})
     if severity not in Incident.Severity.values:
         raise ValidationError({"severity": "Unknown severity."})
@@ -61,7 +55,7 @@ def incident_update(*, incident: Incident, status: str | None = None, severity: 
         incident.severity = severity
         fields.append("severity")
     if set_owner:
-        if owner is not None and not _is_member(owner, incident.team):
+        if owner is not None and not is_member(owner, incident.team):
             raise ValidationError({"owner": "The owner must be a member of the incident's team."})
         incident.owner = owner
         fields.append("owner")
@@ -86,77 +80,6 @@ def analysis_file_entry(*, analysis: Analysis, path: str) -> dict[str, Any] | No
     return None
 
 
-def _bundle_dir(analysis: Analysis) -> Path:
-    return Path(settings.BUNDLES_DIR) / str(analysis.bundle.code)
-
-
-def _inside(root: Path, candidate: Path) -> Path | None:
-    """The candidate, resolved, if it is a regular file inside root; else None."""
-    try:
-        real = candidate.resolve(strict=True)
-        root_real = root.resolve(strict=True)
-    except (OSError, RuntimeError, ValueError):
-        return None
-    return real if real.is_relative_to(root_real) and real.is_file() else None
-
-
-def _by_sequence(workdirs: list[Path], files: list[dict[str, Any]], entry: dict[str, Any]) -> Path | None:
-    """The engine stages copied files as <workdir>/staged-*/000001.log, 000002.log,
-    ... in the order of result["files"]; files it read in place get no copy. Walk
-    both in order, pairing a copy with an entry only when the sizes agree."""
-    runs: list[Path] = []
-    for workdir in workdirs:
-        try:
-            runs += sorted((d for d in workdir.glob("staged-*") if d.is_dir()), key=lambda d: -d.stat().st_mtime)
-        except OSError:
-            continue
-    for run in runs:
-        copies = sorted(p for p in run.iterdir() if STAGED_NAME.match(p.name))
-        j = 0
-        for f in files:
-            if j < len(copies) and copies[j].stat().st_size == f.get("bytes"):
-                if f is entry:
-                    return copies[j]
-                j += 1
-    return None
-
-
-def analysis_staged_file(*, analysis: Analysis, entry: dict[str, Any]) -> Path | None:
-    """Where the staged copy of one of the analysis's files is on disk, if anywhere.
-
-    First the pipeline's manifest (staged/<analysis id>/manifest.json, see
-    kb.services.analyses); for analyses staged without one (the CLI, older
-    rows), the layouts the engine leaves, all inside BUNDLES_DIR/<code>/: a disk
-    path the result names; staged/<analysis id>/<bundle path> and
-    staged/<bundle path>; the engine's numbered copies under
-    staged/<analysis id>/ or staged/; and, for a file the engine read in place,
-    the stored upload itself.
-    """
-    root = _bundle_dir(analysis)
-    from kb.services.analyses import analysis_staged_file as pipeline_staged_file
-
-    found = pipeline_staged_file(analysis=analysis, path=str(entry.get("path") or ""))
-    if found is not None and _inside(root, found) is not None:
-        return found
-    staged = root / "staged"
-    workdirs = [staged / str(analysis.pk), staged]
-    path = str(entry.get("path") or "")
-    files = (analysis.result or {}).get("files") or []
-    candidates = [root / str(entry[k]) for k in ("disk_path", "staged_path") if entry.get(k)]
-    candidates += [w / path for w in workdirs]
-    stored = Path(analysis.bundle.stored_path) if analysis.bundle.stored_path else None
-    if stored is not None and stored.is_dir():
-        candidates.append(stored / path)
-    elif stored is not None and (stored.name == path or len(files) == 1):
-        candidates.append(stored)
-    for candidate in candidates:
-        found = _inside(root, candidate)
-        if found is not None and (candidate is not stored or found.stat().st_size == entry.get("bytes")):
-            return found
-    found = _by_sequence(workdirs, files, entry)
-    return _inside(root, found) if found is not None else None
-
-
 def analysis_context(*, analysis: Analysis, path: str, line: int,
                      radius: int = CONTEXT_RADIUS) -> dict[str, Any] | None:
     """The lines around `line` of bundle file `path`, or None when `path` is not
@@ -166,7 +89,7 @@ def analysis_context(*, analysis: Analysis, path: str, line: int,
         return None
     ctx: dict[str, Any] = {"path": path, "line": line, "host": entry.get("host"), "lines": [],
                            "available": False}
-    disk = analysis_staged_file(analysis=analysis, entry=entry)
+    disk = analysis_staged_file(analysis=analysis, path=path)
     if disk is None:
         return ctx
     first, last = max(1, line - radius), line + radius

@@ -25,6 +25,7 @@ from django.db.models import QuerySet
 from django.urls import reverse
 
 from kb.models import Activity, Analysis, Annotation, Follow, Incident, Membership, Notification
+from kb.services.activity import activity_record
 
 log = logging.getLogger(__name__)
 
@@ -168,8 +169,6 @@ def collab_analysis_finished(*, analysis_id: int) -> bool:
     (a redelivered task or a second call is a no-op). Never raises: the result
     is stored already, and a notification problem must not make the task retry.
     Returns True when it recorded something."""
-    from kb.services.collab import activity_record
-
     try:
         analysis = Analysis.objects.select_related("bundle__incident__owner").get(pk=analysis_id)
         if analysis.status not in (Analysis.Status.DONE, Analysis.Status.FAILED):

@@ -10,19 +10,10 @@ from typing import Any
 
 from django.db import transaction
 
-from analyzers.runbooks import SYMPTOM_DEF_KEYS, RunbookError, parse_runbook
+from analyzers.runbooks import RunbookError, parse_runbook
 from analyzers.runbooks import Runbook as ParsedRunbook
-from kb.models import (
-    Fix,
-    FixStep,
-    Knob,
-    Reference,
-    Runbook,
-    RunbookRevision,
-    RunbookSymptom,
-    Symptom,
-    Ticket,
-)
+from kb.models import Fix, FixStep, Knob, Reference, Runbook, RunbookRevision, RunbookSymptom, Symptom, Ticket
+from kb.services.symptoms import db_library
 
 
 class RunbookConflict(RunbookError):
@@ -80,15 +71,15 @@ def _derive_tables(runbook: Runbook) -> None:
     meta = runbook.meta
     for related in (runbook.symptom_uses, runbook.knobs, runbook.fixes, runbook.tickets, runbook.references):
         related.all().delete()
-    for i, s in enumerate(meta["symptoms"]):
-        definition = {k: s[k] for k in sorted(SYMPTOM_DEF_KEYS) if k in s and k not in ("id", "title")}
-        symptom, _ = Symptom.objects.update_or_create(
-            id=s["id"], defaults={"title": s["title"], "definition": definition}
-        )
-        RunbookSymptom.objects.create(
-            runbook=runbook, symptom=symptom, role=s["role"], weight=s.get("weight", 0.0),
+    # The symptoms themselves are library rows, saved before the runbooks that use them.
+    symptoms = Symptom.objects.in_bulk([s["id"] for s in meta["symptoms"]])
+    RunbookSymptom.objects.bulk_create(
+        RunbookSymptom(
+            runbook=runbook, symptom=symptoms[s["id"]], role=s["role"], weight=s.get("weight", 0.0),
             where=s.get("where") or [], position=i,
         )
+        for i, s in enumerate(meta["symptoms"])
+    )
     Knob.objects.bulk_create(
         Knob(
             runbook=runbook, key=k["key"], component=k.get("component", ""), file=k.get("file", ""),
@@ -115,28 +106,12 @@ def _derive_tables(runbook: Runbook) -> None:
         Reference(runbook=runbook, title=r["title"], url=r["url"], position=i)
         for i, r in enumerate(meta.get("references") or [])
     )
-    # A symptom no runbook lists any more is gone from the catalog.
-    Symptom.objects.filter(uses__isnull=True).delete()
 
 
-def _check_against_others(parsed: ParsedRunbook, path: str) -> None:
-    """The cross-file checks of analyzers.runbooks.check_catalog, for one
+def _check_differential(parsed: ParsedRunbook, path: str) -> None:
+    """The cross-file check of analyzers.runbooks.check_catalog, for one
     edited runbook against the other runbooks in the database."""
-
-    def ident(s: dict[str, Any]) -> dict[str, Any]:
-        return {k: s.get(k) for k in ("patterns", "fact", "captures")}
-
-    mine = {s["id"]: ident(s) for s in meta_to_json(parsed.meta)["symptoms"]}
-    others = Runbook.objects.exclude(slug=parsed.slug).only("slug", "meta")
-    for other in others:
-        for s in other.meta.get("symptoms", []):
-            if s["id"] in mine and mine[s["id"]] != ident(s):
-                raise RunbookError(
-                    f"{path}: symptom '{s['id']}' is defined differently in "
-                    f"{runbook_file_path(other.slug)} (patterns, fact and captures of a "
-                    "shared symptom must be identical)"
-                )
-    known = {o.slug for o in others} | {parsed.slug}
+    known = set(Runbook.objects.values_list("slug", flat=True)) | {parsed.slug}
     for d in parsed.meta.get("differential") or []:
         if d["slug"] not in known:
             raise RunbookError(f"{path}: differential names unknown runbook '{d['slug']}'")
@@ -149,8 +124,8 @@ def runbook_update(
     the text did not change. Raises RunbookError with the reason."""
     text = text.replace("\r\n", "\n")  # browsers submit textareas with CRLF
     path = runbook_file_path(runbook.slug)
-    parsed = parse_runbook(text, path, expected_slug=runbook.slug)
-    _check_against_others(parsed, path)
+    parsed = parse_runbook(text, path, expected_slug=runbook.slug, library=db_library())
+    _check_differential(parsed, path)
     with transaction.atomic():
         locked = Runbook.objects.select_for_update().get(pk=runbook.pk)
         last = locked.revisions.order_by("-number").first()

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from analyzers.engine import analyze_text
 from kb.models import Runbook
 
 # Points for a word found in each field: a title hit outranks a body mention.
@@ -57,18 +58,6 @@ def runbook_search_words(*, q: str, limit: int = 50) -> list[WordHit]:
     return hits[:limit]
 
 
-def _analyze(text: str, metas: list[dict[str, Any]]) -> dict[str, Any]:
-    try:
-        from analyzers.engine import analyze_text
-    except ImportError:  # the engine is not there: plain signature matching
-        from kb.services.log_match import log_match_fallback
-
-        return log_match_fallback(text, metas)
-    result = analyze_text(text, metas)
-    result["engine"] = (result.get("stats") or {}).get("engine", "local")
-    return result
-
-
 def runbook_search_log(*, text: str) -> dict[str, Any]:
     """Match a pasted log excerpt against every runbook's signatures.
 
@@ -79,9 +68,8 @@ def runbook_search_log(*, text: str) -> dict[str, Any]:
     """
     text = (text or "")[:MAX_LOG_CHARS].replace("\r\n", "\n")
     runbooks = {r.slug: r for r in Runbook.objects.all()}
-    result = _analyze(text, [r.meta for r in runbooks.values()])
-    result.setdefault("findings", [])
-    result.setdefault("symptoms", [])
+    result = analyze_text(text, [r.meta for r in runbooks.values()])
+    result["engine"] = result["stats"]["engine"]
     for finding in result["findings"]:
         finding["runbook_obj"] = runbooks.get(finding["runbook"])
     found = {f["runbook"] for f in result["findings"]}

@@ -7,7 +7,7 @@ from typing import Any
 from django import template
 from django.utils.safestring import mark_safe
 
-from kb.services.markdown import markdown_render
+from kb.lib.markdown import markdown_render
 from kb.services.notifications import notification_unread_count
 
 register = template.Library()
@@ -15,7 +15,7 @@ register = template.Library()
 
 @register.filter
 def md(text: str) -> str:
-    """Markdown -> sanitised HTML (kb.services.markdown); the only thing marked safe here."""
+    """Markdown -> sanitised HTML (kb.lib.markdown); the only thing marked safe here."""
     return mark_safe(markdown_render(text=text or ""))
 
 

@@ -5,32 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
-from django.template import TemplateDoesNotExist
-from django.template.loader import get_template
-from django.urls import NoReverseMatch, reverse
 
-from kb.timeline import evidence_anchor, parse_ts
+from kb.lib.timeline import evidence_anchor, parse_ts
 
 register = template.Library()
-
-
-@register.simple_tag
-def url_if_exists(name: str, *args: Any) -> str:
-    """The URL of `name` with `args`, or "" when no such URL is configured
-    (pages link to views other modules provide only once they exist)."""
-    try:
-        return reverse(name, args=args)
-    except NoReverseMatch:
-        return ""
-
-
-@register.simple_tag
-def template_exists(name: str) -> bool:
-    try:
-        get_template(name)
-    except TemplateDoesNotExist:
-        return False
-    return True
 
 
 @register.filter
@@ -66,10 +44,3 @@ def human_bytes(value: Any) -> str:
         n /= 1024
     return ""
 
-
-@register.filter
-def get_item(mapping: Any, key: Any) -> Any:
-    try:
-        return mapping.get(key)
-    except AttributeError:
-        return None

@@ -5,73 +5,22 @@ Every object is fetched through kb.access, so another team's ids are 404s.
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from analyzers.runbooks import COMPONENTS
 from kb.access import get_visible_or_404
-from kb.models import Analysis, Incident, Runbook
-from kb.selectors_incidents import (
-    analysis_report,
-    incident_detail as incident_detail_selector,
-    incident_list as incident_list_selector,
-    team_members,
-    user_teams,
-)
-from kb.services.analyses import analysis_is_waiting
-from kb.services.incidents import analysis_context as analysis_context_service
-from kb.services.incidents import incident_create as incident_create_service
-from kb.services.incidents import incident_update as incident_update_service
+import kb.selectors.incidents
+import kb.services.incidents
+from kb.forms import IncidentCreateForm, IncidentFilterForm, IncidentUpdateForm
+from kb.models import Analysis, Incident
+from kb.selectors.incidents import analysis_report, user_teams
+from kb.views.pipeline import progress_context
 
 LIST_LIMIT = 200
-
-
-class IncidentFilterForm(forms.Form):
-    q = forms.CharField(max_length=200, required=False, label="Search")
-    status = forms.ChoiceField(choices=[("", "Any status")] + Incident.Status.choices, required=False)
-    severity = forms.ChoiceField(choices=[("", "Any severity")] + Incident.Severity.choices, required=False)
-    # Team work (kb.services.collab.incident_filter): root cause, component, team.
-    component = forms.ChoiceField(choices=[("", "Any component")] + [(c, c) for c in COMPONENTS], required=False)
-    runbook = forms.ChoiceField(choices=[], required=False)
-    confirmed = forms.BooleanField(required=False, label="Confirmed root cause only")
-    team = forms.ModelChoiceField(queryset=None, required=False, empty_label="Any team")
-
-    def __init__(self, *args, teams, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["runbook"].choices = [("", "Any runbook")] + list(
-            Runbook.objects.order_by("slug").values_list("slug", "slug"))
-        self.fields["team"].queryset = teams
-
-
-class IncidentCreateForm(forms.Form):
-    title = forms.CharField(max_length=200)
-    severity = forms.ChoiceField(choices=Incident.Severity.choices, initial=Incident.Severity.MEDIUM)
-    team = forms.ModelChoiceField(queryset=None, empty_label=None)
-
-    def __init__(self, *args, teams, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["team"].queryset = teams
-        if len(teams) == 1:
-            self.fields["team"].initial = teams.first().pk
-            self.fields["team"].widget = forms.HiddenInput()
-
-
-class IncidentUpdateForm(forms.Form):
-    status = forms.ChoiceField(choices=Incident.Status.choices)
-    severity = forms.ChoiceField(choices=Incident.Severity.choices)
-    owner = forms.ModelChoiceField(queryset=None, required=False, empty_label="(nobody)")
-
-    def __init__(self, *args, incident: Incident, **kwargs) -> None:
-        kwargs.setdefault("initial", {"status": incident.status, "severity": incident.severity,
-                                      "owner": incident.owner_id})
-        super().__init__(*args, **kwargs)
-        self.fields["owner"].queryset = team_members(team=incident.team)
 
 
 def _get_incident(request: HttpRequest, pk: int) -> Incident:
@@ -90,7 +39,7 @@ def incident_list(request: HttpRequest) -> HttpResponse:
     teams = user_teams(user=request.user)
     form = IncidentFilterForm(request.GET, teams=teams)
     filters = form.cleaned_data if form.is_valid() else {}
-    incidents = incident_list_selector(
+    incidents = kb.selectors.incidents.incident_list(
         user=request.user, status=filters.get("status", ""), severity=filters.get("severity", ""),
         q=filters.get("q", ""), component=filters.get("component", ""), runbook=filters.get("runbook", ""),
         confirmed=filters.get("confirmed", False), team=filters.get("team"),
@@ -108,7 +57,7 @@ def incident_create(request: HttpRequest) -> HttpResponse:
         form.add_error(None, "You are in no team, so there is nowhere to file an incident.")
     elif request.method == "POST" and form.is_valid():
         try:
-            incident = incident_create_service(
+            incident = kb.services.incidents.incident_create(
                 team=form.cleaned_data["team"], title=form.cleaned_data["title"],
                 severity=form.cleaned_data["severity"], user=request.user,
             )
@@ -122,11 +71,11 @@ def incident_create(request: HttpRequest) -> HttpResponse:
 
 def _incident_page(request: HttpRequest, incident: Incident, form: IncidentUpdateForm,
                    status: int = 200) -> HttpResponse:
-    detail = incident_detail_selector(incident=incident)
+    detail = kb.selectors.incidents.incident_detail(incident=incident)
     latest = detail["latest_done"]
     ctx = {
         "incident": incident, "form": form, **detail,
-        "in_flight": [_progress_ctx(a) for a in detail["in_flight"]],
+        "in_flight": [progress_context(a) for a in detail["in_flight"]],
         "analysis": latest, "report": analysis_report(analysis=latest) if latest else None,
     }
     return render(request, "kb/incident_detail.html", ctx, status=status)
@@ -144,7 +93,7 @@ def incident_update(request: HttpRequest, pk: int) -> HttpResponse:
     form = IncidentUpdateForm(request.POST, incident=incident)
     if form.is_valid():
         try:
-            incident_update_service(
+            kb.services.incidents.incident_update(
                 incident=incident, status=form.cleaned_data["status"],
                 severity=form.cleaned_data["severity"], owner=form.cleaned_data["owner"], set_owner=True,
                 actor=request.user,
@@ -158,19 +107,12 @@ def incident_update(request: HttpRequest, pk: int) -> HttpResponse:
     return _incident_page(request, incident, form, status=400)
 
 
-def _progress_ctx(analysis: Analysis) -> dict:
-    """What the pipeline's progress partial (_analysis_progress.html) expects."""
-    return {"analysis": analysis, "waiting": analysis_is_waiting(analysis),
-            "detail_url": reverse("analysis_detail", args=[analysis.pk]),
-            "finding_count": len((analysis.result or {}).get("findings") or [])}
-
-
 @require_GET
 def analysis_detail(request: HttpRequest, pk: int) -> HttpResponse:
     analysis = _get_analysis(request, pk)
     done = analysis.status == Analysis.Status.DONE and analysis.result is not None
     ctx = {
-        **_progress_ctx(analysis), "incident": analysis.bundle.incident, "bundle": analysis.bundle,
+        **progress_context(analysis), "incident": analysis.bundle.incident, "bundle": analysis.bundle,
         "report": analysis_report(analysis=analysis) if done else None,
     }
     return render(request, "kb/analysis_detail.html", ctx)
@@ -184,7 +126,7 @@ def analysis_context(request: HttpRequest, pk: int) -> HttpResponse:
         line = int(request.GET.get("line", ""))
     except ValueError:
         raise Http404("No such line.") from None
-    context = analysis_context_service(analysis=analysis, path=request.GET.get("path", ""), line=line)
+    context = kb.services.incidents.analysis_context(analysis=analysis, path=request.GET.get("path", ""), line=line)
     if context is None:
         raise Http404("No such file in this analysis.")
     ctx = {"analysis": analysis, "context": context}

@@ -8,13 +8,13 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from analyzers.runbooks import RunbookError
+from kb.access import runbook_can_edit
 from kb.forms import RunbookEditForm, RunbookFilterForm, WordSearchForm
 from kb.models import Runbook
-from kb.selectors import (
+from kb.selectors.runbooks import (
     revision_compare,
     revision_latest,
     revision_list,
-    runbook_can_edit,
     runbook_detail as runbook_detail_selector,
     runbook_list as runbook_list_selector,
     runbook_recent,
@@ -96,7 +96,8 @@ def runbook_edit(request: HttpRequest, slug: str) -> HttpResponse:
             "text": runbook_text(runbook=runbook),
             "base_revision": last.number if last else None,
         })
-    return render(request, "kb/runbook_edit.html", {"runbook": runbook, "form": form})
+    symptoms = runbook_detail_selector(runbook=runbook)["symptoms"]
+    return render(request, "kb/runbook_edit.html", {"runbook": runbook, "form": form, "symptoms": symptoms})
 
 
 @require_GET

@@ -855,3 +855,19 @@ def test_analyzers_facts_does_not_import_django_or_kb():
                 names = [node.module or ""]
             for name in names:
                 assert name.split(".")[0] not in ("django", "kb"), f"{src.name} imports {name}"
+
+
+def test_a_config_that_cannot_be_read_says_so_in_the_result_notes(tmp_path):
+    from analyzers.engine import analyze_paths
+    from tests.helpers import SEED_BUNDLES, runbook_metas
+
+    bundle = tmp_path / "bundle" / "hadoop-080-037"
+    (bundle / "conf").mkdir(parents=True)
+    (bundle / "conf" / "hdfs-site.xml").write_text(HDFS_SITE.replace("<value>10</value>", "<value>10</valu>"))
+    seed_kern = SEED_BUNDLES / "000-flink-hdfs-openforwrite-after-soft-lockup" / "hadoop-080-037" / "kern.log"
+    (bundle / "kern.log").write_bytes(seed_kern.read_bytes())
+
+    result = analyze_paths([str(bundle.parent)], runbook_metas())
+
+    assert any(n.startswith("hadoop-080-037/conf/hdfs-site.xml: not read as Hadoop XML config")
+               for n in result["notes"]), result["notes"]

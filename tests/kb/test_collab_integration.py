@@ -103,7 +103,7 @@ def test_the_nav_counts_unread_notifications(client_bob, incident, alice):
 
 def test_a_failed_analysis_reaches_the_activity_and_the_owner(incident, alice):
     from kb.models import Notification
-    from kb.services.analyses import analysis_fail
+    from kb.services.leases import analysis_fail
 
     analysis = make_analysis(incident=incident, user=alice, status="queued")
     assert analysis_fail(analysis_id=analysis.pk, error="the archive is empty")

@@ -8,7 +8,17 @@ from django.core import mail
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from kb.models import Activity, Annotation, FindingFeedback, Follow, Membership, Notification, RunbookNote
+from kb.selectors.collab import (
+    annotation_for_finding,
+    feedback_for_finding,
+    incident_filter,
+    is_following,
+    runbook_feedback_stats,
+    runbook_note_list,
+    similar_incidents,
+)
 from kb.services import collab
+from kb.services.activity import activity_record
 from kb.services.notifications import (
     collab_analysis_finished,
     mentioned_users,
@@ -57,7 +67,7 @@ def test_it_annotates_a_finding_and_an_evidence_line(analysis, alice):
     # the finding's notes include the notes on its evidence lines, not another finding's
     collab.annotation_create(incident=incident, author=alice, body="gc", analysis=analysis,
                              finding_slug="jvm-long-gc-pause")
-    assert list(collab.annotation_for_finding(analysis=analysis, slug="disk-full")) == [on_finding, on_line]
+    assert list(annotation_for_finding(analysis=analysis, slug="disk-full")) == [on_finding, on_line]
 
 
 def test_it_accepts_any_line_of_an_analysed_file(analysis, alice):
@@ -189,7 +199,7 @@ def test_feedback_is_one_per_user_and_editable(analysis, alice, bob):
     rows = FindingFeedback.objects.filter(analysis=analysis, slug="disk-full")
     assert rows.count() == 2
     assert rows.get(user=alice).verdict == "reject" and rows.get(user=alice).reason == "disk had room"
-    data = collab.feedback_for_finding(analysis=analysis, slug="disk-full", user=alice)
+    data = feedback_for_finding(analysis=analysis, slug="disk-full", user=alice)
     assert (data["confirms"], data["rejects"], data["mine"].verdict) == (1, 1, "reject")
     feedback = Activity.objects.filter(verb="feedback")
     assert feedback.count() == 3
@@ -232,7 +242,7 @@ def test_runbook_stats_count_all_teams_but_list_only_own_reasons(analysis, alice
     collab.feedback_set(analysis=other_analysis, slug="disk-full", user=mallory, verdict="confirm",
                         reason="secret host db-7")
 
-    stats = collab.runbook_feedback_stats(slug="disk-full", user=alice)
+    stats = runbook_feedback_stats(slug="disk-full", user=alice)
     assert (stats["confirmed"], stats["rejected"], stats["total"]) == (2, 1, 3)
     assert (stats["confirmed_incidents"], stats["rejected_incidents"]) == (2, 1)
     assert {f.reason for f in stats["recent"]} == {"ours", "not it"}   # not mallory's
@@ -248,7 +258,7 @@ def test_runbook_notes_are_team_scoped(synced, team, other_team, alice, bob, mal
     ours = collab.runbook_note_create(runbook=runbook, team=team, author=alice, body="On prod-3 clean /data/tmp")
     collab.runbook_note_create(runbook=runbook, team=other_team, author=mallory, body="theirs")
 
-    assert list(collab.runbook_note_list(runbook=runbook, user=bob)) == [ours]
+    assert list(runbook_note_list(runbook=runbook, user=bob)) == [ours]
     with pytest.raises(PermissionDenied):
         collab.runbook_note_create(runbook=runbook, team=team, author=mallory, body="sneaky")
     with pytest.raises(PermissionDenied):
@@ -263,8 +273,8 @@ def test_runbook_notes_are_team_scoped(synced, team, other_team, alice, bob, mal
 
 def test_activity_record_rejects_unknown_verbs(incident, alice):
     with pytest.raises(ValueError):
-        collab.activity_record(incident=incident, actor=alice, verb="exploded")
-    act = collab.activity_record(incident=incident, actor=alice, verb="status", target="status",
+        activity_record(incident=incident, actor=alice, verb="exploded")
+    act = activity_record(incident=incident, actor=alice, verb="status", target="status",
                                  **{"from": "open", "to": "investigating"})
     assert act.data == {"from": "open", "to": "investigating"} and act.team_id == incident.team_id
 
@@ -272,7 +282,7 @@ def test_activity_record_rejects_unknown_verbs(incident, alice):
 def test_follow_and_unfollow(incident, bob, mallory):
     collab.follow_set(incident=incident, user=bob)
     collab.follow_set(incident=incident, user=bob)
-    assert collab.is_following(incident=incident, user=bob) and Follow.objects.count() == 1
+    assert is_following(incident=incident, user=bob) and Follow.objects.count() == 1
     collab.follow_set(incident=incident, user=bob, follow=False)
     assert not Follow.objects.exists()
     with pytest.raises(PermissionDenied):
@@ -345,20 +355,20 @@ def test_incident_filter_by_runbook_component_and_confirmation(synced, team, ali
     make_incident(team=team, user=alice, title="nothing yet")
     qs = Incident.objects.filter(team=team)
 
-    assert set(collab.incident_filter(qs, runbook="disk-full")) == {matched, confirmed}
-    assert list(collab.incident_filter(qs, runbook="disk-full", confirmed=True)) == [confirmed]
-    assert list(collab.incident_filter(qs, confirmed=True)) == [confirmed]
+    assert set(incident_filter(qs, runbook="disk-full")) == {matched, confirmed}
+    assert list(incident_filter(qs, runbook="disk-full", confirmed=True)) == [confirmed]
+    assert list(incident_filter(qs, confirmed=True)) == [confirmed]
     # disk-full is an os/hdfs runbook; the GC one is jvm/flink
-    assert set(collab.incident_filter(qs, component="hdfs")) == {matched, confirmed}
-    assert set(collab.incident_filter(qs, component="kernel")) == set()
-    assert list(collab.incident_filter(qs, q="nothing")) == [qs.get(title="nothing yet")]
+    assert set(incident_filter(qs, component="hdfs")) == {matched, confirmed}
+    assert set(incident_filter(qs, component="kernel")) == set()
+    assert list(incident_filter(qs, q="nothing")) == [qs.get(title="nothing yet")]
 
 
 def test_incident_search_finds_words_in_annotations(incident, alice, team):
     from kb.models import Incident
 
     collab.annotation_create(incident=incident, author=alice, body="The NameNode was in safemode")
-    assert list(collab.incident_filter(Incident.objects.all(), q="safemode")) == [incident]
+    assert list(incident_filter(Incident.objects.all(), q="safemode")) == [incident]
 
 
 def test_similar_incidents_share_confirmed_or_matched_runbooks(team, alice, other_incident, bob):
@@ -381,7 +391,7 @@ def test_similar_incidents_share_confirmed_or_matched_runbooks(team, alice, othe
 
     make_incident(team=team, user=alice, title="unrelated")
 
-    similar = collab.incident_similar(incident=here, user=alice)
+    similar = similar_incidents(incident=here, user=alice)
     titles = [s["incident"].title for s in similar]
     assert titles == ["same confirmed", "gc only"]   # other team's never; a rejected match is no match
     assert similar[0]["shared"][0] == {"slug": "disk-full", "confirmed": True, "confirmed_here": True}

@@ -11,6 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from kb.models import Activity, Annotation, FindingFeedback, Follow, Notification, RunbookNote
+from kb.services.activity import activity_record
 from kb.services import collab
 from tests.collab_fixtures import (  # noqa: F401  (fixtures)
     DN_LOG,
@@ -226,9 +227,9 @@ def test_feedback_on_a_slug_that_is_no_finding_is_404(client_alice, analysis):
 
 def test_the_activity_stream_lists_who_did_what(client_alice, analysis, alice):
     incident = analysis.bundle.incident
-    collab.activity_record(incident=incident, actor=alice, verb="uploaded", target="<b>logs</b>.tgz", size=2048)
-    collab.activity_record(incident=incident, actor=alice, verb="status", **{"from": "open", "to": "mitigated"})
-    collab.activity_record(incident=incident, actor=alice, verb="owner", **{"from": "alice", "to": "bob"})
+    activity_record(incident=incident, actor=alice, verb="uploaded", target="<b>logs</b>.tgz", size=2048)
+    activity_record(incident=incident, actor=alice, verb="status", **{"from": "open", "to": "mitigated"})
+    activity_record(incident=incident, actor=alice, verb="owner", **{"from": "alice", "to": "bob"})
     collab.feedback_set(analysis=analysis, slug="disk-full", user=alice, verdict="confirm", reason="yes")
     client_alice.post(_line_url(analysis), {"body": "note"}, **HX)
     from kb.services.notifications import collab_analysis_finished

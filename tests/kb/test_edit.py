@@ -79,16 +79,25 @@ def test_it_shows_validation_errors_inline_and_saves_nothing(client_bob, synced,
     assert Runbook.objects.get(slug="disk-full").severity == "high"
 
 
-def test_it_refuses_a_shared_symptom_defined_differently(client_bob, synced, runbook_texts):
-    text = runbook_texts["jvm-long-gc-pause"].replace(r"id \S+ timed out", r"id \S+ has timed out")
+def test_it_refuses_a_symptom_defined_inside_a_runbook(client_bob, synced, runbook_texts):
+    text = runbook_texts["jvm-long-gc-pause"].replace(
+        "{id: flink-tm-heartbeat-timeout, role: supporting, weight: 0.1}",
+        "{id: flink-tm-heartbeat-timeout, role: supporting, weight: 0.1, patterns: ['has timed out']}")
 
     response = client_bob.post(_edit_url("jvm-long-gc-pause"), {"text": text, "base_revision": 1})
 
-    assert b"symptom &#x27;flink-tm-heartbeat-timeout&#x27; is defined differently in" in response.content
-    assert b"runbooks/kernel-soft-lockup-stalls-jvm.md" in response.content
+    assert b"belong in runbooks/symptoms/flink-tm-heartbeat-timeout.yaml" in response.content
     assert Symptom.objects.get(id="flink-tm-heartbeat-timeout").definition["patterns"] == [
         r"Heartbeat of TaskManager with id \S+ timed out"
     ]
+
+
+def test_it_refuses_a_symptom_the_library_does_not_have(client_bob, synced, runbook_texts):
+    text = runbook_texts["jvm-long-gc-pause"].replace("id: flink-tm-heartbeat-timeout", "id: tm-gone")
+
+    response = client_bob.post(_edit_url("jvm-long-gc-pause"), {"text": text, "base_revision": 1})
+
+    assert b"unknown symptom: no runbooks/symptoms/tm-gone.yaml" in response.content
 
 
 def test_it_refuses_a_differential_to_an_unknown_runbook(client_bob, synced, runbook_texts):

@@ -8,6 +8,7 @@ from django.core.management import call_command
 from analyzers.runbooks import load_runbooks, parse_runbook
 from kb.models import Runbook
 from kb.services.export import runbook_text
+from kb.services.symptoms import db_library
 
 pytestmark = pytest.mark.django_db
 
@@ -24,10 +25,11 @@ def test_it_round_trips_file_to_database_to_file(synced, runbooks_dir, tmp_path,
 
     out = _export(target, *(["--canonical"] if canonical else []))
 
-    assert "3 runbooks written" in out
+    assert "3 runbooks and 4 symptoms written" in out
     original = load_runbooks(runbooks_dir)
     exported = load_runbooks(target)
     assert set(exported.runbooks) == set(original.runbooks)
+    assert exported.symptoms == original.symptoms
     for slug, rb in original.runbooks.items():
         assert exported.runbooks[slug].meta == rb.meta
         assert exported.runbooks[slug].body == rb.body
@@ -39,6 +41,8 @@ def test_it_exports_the_file_as_written_when_it_still_matches(synced, runbooks_d
     # Comments and quoting survive: the exported file is byte-identical.
     for path in runbooks_dir.glob("*-*.md"):
         assert (tmp_path / path.name).read_text() == path.read_text()
+    for path in (runbooks_dir / "symptoms").glob("*.yaml"):
+        assert (tmp_path / "symptoms" / path.name).read_text() == path.read_text()
 
 
 def test_it_rebuilds_the_file_from_meta_when_no_revision_matches(synced):
@@ -47,7 +51,7 @@ def test_it_rebuilds_the_file_from_meta_when_no_revision_matches(synced):
 
     text = runbook_text(runbook=runbook)
 
-    parsed = parse_runbook(text, expected_slug="disk-full")
+    parsed = parse_runbook(text, expected_slug="disk-full", library=db_library())
     assert parsed.meta == runbook.meta and parsed.body == runbook.body
 
 
@@ -55,3 +59,5 @@ def test_it_exports_only_the_given_slugs(synced, tmp_path):
     _export(tmp_path, "--slug", "disk-full")
 
     assert [p.name for p in tmp_path.glob("*.md")] == ["disk-full.md"]
+    # ... with the symptoms it uses, and no other.
+    assert [p.name for p in (tmp_path / "symptoms").glob("*.yaml")] == ["no-space-left-on-device.yaml"]

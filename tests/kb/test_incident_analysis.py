@@ -10,15 +10,19 @@ import re
 import shutil
 import tarfile
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from analyzers.engine import analyze_paths
+from analyzers.engine import analyze_staged
+from analyzers.model import BundleFile
+from analyzers.staging import stage_logs
+from kb.lib.timeline import evidence_anchor
 from kb.models import Analysis, Bundle, Incident
-from kb.timeline import evidence_anchor
+from kb.services.staged import staged_manifest_write
 from tests.helpers import SEED_BUNDLES, runbook_metas
 
 pytestmark = pytest.mark.django_db
@@ -30,23 +34,40 @@ OPENFORWRITE = "hdfs-openforwrite-after-interrupted-close"
 SOFT_LOCKUP = "kernel-soft-lockup-stalls-jvm"
 
 
-def _stage(bundles: Path, code: uuid.UUID, members: dict[str, Path]) -> tuple[Path, dict]:
-    """Store a tar.gz upload under BUNDLES_DIR/<code>/ and analyse it with the
-    real runbooks into BUNDLES_DIR/<code>/staged, like the pipeline."""
+@dataclass
+class Staged:
+    """A bundle staged and analysed as the pipeline does, before any Analysis row exists."""
+    upload: Path
+    result: dict
+    files: list[BundleFile]
+
+    def attach(self, analysis: Analysis) -> Analysis:
+        """The pipeline's manifest for this analysis, so its pages find the staged lines."""
+        staged_manifest_write(bundle=analysis.bundle, analysis_id=analysis.id, files=self.files)
+        return analysis
+
+
+def _stage(bundles: Path, code: uuid.UUID, members: dict[str, Path] | None = None,
+           upload: Path | None = None) -> Staged:
+    """Store a tar.gz upload under BUNDLES_DIR/<code>/ (or take `upload` as stored)
+    and stage and analyse it with the real runbooks under BUNDLES_DIR/<code>/staged."""
     directory = bundles / str(code)
-    (directory / "staged").mkdir(parents=True)
-    upload = directory / "upload"
-    with tarfile.open(upload, "w:gz") as tar:
-        for arcname, path in members.items():
-            tar.add(path, arcname=arcname)
-    return upload, analyze_paths([str(upload)], runbook_metas(), workdir=str(directory / "staged"))
+    (directory / "staged").mkdir(parents=True, exist_ok=True)
+    if upload is None:
+        upload = directory / "upload"
+        with tarfile.open(upload, "w:gz") as tar:
+            for arcname, path in (members or {}).items():
+                tar.add(path, arcname=arcname)
+    workdir = directory / "staged" / "seed"
+    workdir.mkdir()
+    staged = stage_logs([str(upload)], str(workdir))
+    return Staged(upload, analyze_staged(staged, runbook_metas()), staged.files)
 
 
 @pytest.fixture(scope="session")
-def seed_staged(tmp_path_factory) -> tuple[Path, Path, dict]:
+def seed_staged(tmp_path_factory) -> tuple[Path, Staged]:
     bundles = tmp_path_factory.mktemp("bundles")
-    upload, result = _stage(bundles, CODE, {h: SEED / h for h in ("hadoop-080-037", "hadoop-081-159")})
-    return bundles, upload, result
+    return bundles, _stage(bundles, CODE, {h: SEED / h for h in ("hadoop-080-037", "hadoop-081-159")})
 
 
 def make_analysis(*, team, user, result: dict, code: uuid.UUID | None = None, stored_path: str = "",
@@ -61,9 +82,10 @@ def make_analysis(*, team, user, result: dict, code: uuid.UUID | None = None, st
 
 @pytest.fixture
 def seed_analysis(settings, seed_staged, team, alice) -> Analysis:
-    bundles, upload, result = seed_staged
+    bundles, staged = seed_staged
     settings.BUNDLES_DIR = bundles
-    return make_analysis(team=team, user=alice, result=result, code=CODE, stored_path=str(upload))
+    return staged.attach(make_analysis(team=team, user=alice, result=staged.result, code=CODE,
+                                       stored_path=str(staged.upload)))
 
 
 def _section(html: str, start: str, end: str) -> str:
@@ -214,9 +236,9 @@ def test_it_reads_files_the_engine_read_in_place(client_alice, settings, tmp_pat
     log = stored / "hadoop-081-159" / "flink-taskmanager.log"
     log.parent.mkdir()
     log.write_bytes((SEED / TM_LOG).read_bytes())
-    (tmp_path / str(code) / "staged").mkdir()
-    result = analyze_paths([str(stored)], runbook_metas(), workdir=str(tmp_path / str(code) / "staged"))
-    analysis = make_analysis(team=team, user=alice, result=result, code=code, stored_path=str(stored))
+    staged = _stage(tmp_path, code, upload=stored)
+    analysis = staged.attach(make_analysis(team=team, user=alice, result=staged.result, code=code,
+                                           stored_path=str(stored)))
 
     response = client_alice.get(_context_url(analysis, TM_LOG, 48), HTTP_HX_REQUEST="true")
     assert b'<span class="n">48</span>' in response.content
@@ -232,9 +254,10 @@ def test_it_escapes_html_in_log_lines(client_alice, settings, tmp_path, team, al
         "2024-03-01 10:00:02,000 INFO <img src=x onerror=alert(2)> done\n"
     )
     code = uuid.uuid4()
-    _, result = _stage(tmp_path, code, {"worker7": log.parent})
+    staged = _stage(tmp_path, code, {"worker7": log.parent})
+    result = staged.result
     assert any("<script>" in e["text"] for f in result["findings"] for e in f["evidence"])
-    analysis = make_analysis(team=team, user=alice, result=result, code=code)
+    analysis = staged.attach(make_analysis(team=team, user=alice, result=result, code=code))
 
     for url in (reverse("analysis_detail", args=[analysis.pk]),
                 reverse("incident_detail", args=[analysis.bundle.incident.pk]),
@@ -285,7 +308,7 @@ def test_it_shows_the_error_of_a_failed_analysis(client_alice, team, alice):
 def test_it_reads_the_file_the_pipeline_manifest_names(client_alice, seed_analysis, settings):
     directory = settings.BUNDLES_DIR / str(CODE)
     copy_dir = directory / "staged" / str(seed_analysis.pk)
-    copy_dir.mkdir()
+    copy_dir.mkdir(exist_ok=True)   # seed_analysis wrote its manifest there
     (copy_dir / "tm.log").write_text("".join(f"manifest line {n}\n" for n in range(1, 60)))
     (copy_dir / "manifest.json").write_text(json.dumps({TM_LOG: f"staged/{seed_analysis.pk}/tm.log"}))
     try:
@@ -304,10 +327,10 @@ def test_it_highlights_a_knob_found_different_from_the_recommendation(client_ali
         "<value>false</value></property></configuration>\n")
     (extra / "core.bin").write_bytes(b"\x7fELF\x00\x00\x01\x02" * 64)
     code = uuid.uuid4()
-    _, result = _stage(tmp_path, code, {"hadoop-080-037": SEED / "hadoop-080-037",
-                                        "hadoop-081-159": SEED / "hadoop-081-159",
-                                        "hadoop-081-159/hdfs-site.xml": extra / "hdfs-site.xml",
-                                        "hadoop-081-159/core.bin": extra / "core.bin"})
+    result = _stage(tmp_path, code, {"hadoop-080-037": SEED / "hadoop-080-037",
+                                     "hadoop-081-159": SEED / "hadoop-081-159",
+                                     "hadoop-081-159/hdfs-site.xml": extra / "hdfs-site.xml",
+                                     "hadoop-081-159/core.bin": extra / "core.bin"}).result
     analysis = make_analysis(team=team, user=alice, result=result, code=code)
 
     html = client_alice.get(reverse("analysis_detail", args=[analysis.pk])).content.decode()

@@ -53,7 +53,8 @@ def test_it_filters_the_list(client_alice, incidents, query, titles):
 
 
 def test_it_shows_the_top_finding_of_the_latest_analysis(client_alice, seed_staged, team, alice):
-    _, _, result = seed_staged
+    _, staged = seed_staged
+    result = staged.result
     make_analysis(team=team, user=alice, result=result, title="Part file stuck OPENFORWRITE")
 
     html = client_alice.get(reverse("incident_list")).content.decode()
@@ -174,7 +175,8 @@ def test_it_links_the_nav(client_alice, incidents):
 
 
 def test_it_offers_reanalyse_for_each_analysis(client_alice, seed_staged, team, alice):
-    _, _, result = seed_staged
+    _, staged = seed_staged
+    result = staged.result
     analysis = make_analysis(team=team, user=alice, result=result)
 
     html = client_alice.get(reverse("incident_detail", args=[analysis.bundle.incident.pk])).content.decode()

@@ -1,11 +1,11 @@
-"""kb.timeline: the SVG geometry and the trigger-first chain, as pure functions."""
+"""kb.lib.timeline: the SVG geometry and the trigger-first chain, as pure functions."""
 
 from __future__ import annotations
 
 import doctest
 
-import kb.timeline
-from kb.timeline import (
+import kb.lib.timeline
+from kb.lib.timeline import (
     GREY,
     MAX_LANES,
     NO_HOST,
@@ -23,7 +23,7 @@ def _item(host, ts, line=1, runbooks=(), path="a.log", symptom="s"):
 
 
 def test_it_passes_its_doctests():
-    assert doctest.testmod(kb.timeline).failed == 0
+    assert doctest.testmod(kb.lib.timeline).failed == 0
 
 
 def test_it_draws_a_single_timestamp_in_the_middle():

@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from kb.models import Runbook
-from kb.services.markdown import markdown_render
+from kb.lib.markdown import markdown_render
 
 PAYLOADS = [
     "<script>alert(1)</script>",

@@ -249,7 +249,7 @@ def test_reanalyse_starts_a_fresh_analysis_beside_the_old_one(client_alice, inci
 
 
 def test_one_claim_wins(incident, bundles):
-    from kb.services.analyses import analysis_claim
+    from kb.services.leases import analysis_claim
 
     analysis = _queued(incident, bundles)
 
@@ -261,7 +261,7 @@ def test_one_claim_wins(incident, bundles):
 
 def test_an_expired_lease_can_be_taken_over(incident, bundles):
     from kb.models import Analysis
-    from kb.services.analyses import analysis_claim
+    from kb.services.leases import analysis_claim
 
     analysis = _queued(incident, bundles)
     analysis_claim(analysis_id=analysis.id, owner="h:1:a")
@@ -275,7 +275,7 @@ def test_an_expired_lease_can_be_taken_over(incident, bundles):
 def test_a_lease_of_a_dead_local_process_is_taken_over_at_once(incident, bundles):
     import socket
 
-    from kb.services.analyses import analysis_claim
+    from kb.services.leases import analysis_claim
 
     analysis = _queued(incident, bundles)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
@@ -288,7 +288,7 @@ def test_a_lease_of_a_dead_local_process_is_taken_over_at_once(incident, bundles
 
 def test_a_bundle_that_keeps_crashing_the_worker_fails(incident, bundles, settings):
     from kb.models import Analysis
-    from kb.services.analyses import analysis_claim
+    from kb.services.leases import analysis_claim
 
     analysis = _queued(incident, bundles)
     for n in range(settings.KB_MAX_ATTEMPTS):
@@ -303,7 +303,8 @@ def test_a_bundle_that_keeps_crashing_the_worker_fails(incident, bundles, settin
 
 def test_an_analysis_runs_in_process(incident, bundles, synced):
     from kb.models import Analysis
-    from kb.services.analyses import analysis_run, analysis_staged_file
+    from kb.services.analyses import analysis_run
+    from kb.services.staged import analysis_staged_file
 
     analysis = _queued(incident, bundles)
 
@@ -367,7 +368,8 @@ def test_without_runbooks_the_analysis_says_so(incident, bundles):
 
 def test_a_lost_lease_stops_the_writer(incident, bundles, synced):
     from kb.models import Analysis
-    from kb.services.analyses import LeaseLost, _store, analysis_claim
+    from kb.services.analyses import _store
+    from kb.services.leases import LeaseLost, analysis_claim
 
     analysis = _queued(incident, bundles)
     analysis_claim(analysis_id=analysis.id, owner="h:1:a")
@@ -380,7 +382,7 @@ def test_a_lost_lease_stops_the_writer(incident, bundles, synced):
 
 def test_the_reconciler_requeues_and_gives_up(incident, bundles, settings, no_broker):
     from kb.models import Analysis
-    from kb.services.analyses import analysis_reconcile
+    from kb.services.reconcile import analysis_reconcile
 
     now = timezone.now()
     never_sent = _queued(incident, bundles)

@@ -100,7 +100,7 @@ def test_an_api_upload_is_analysed_by_the_worker(pipeline, cast, seed_tgz):
     assert analysis.bundle.incident.team == cast.incident.team
     assert Incident.objects.filter(title="checkpoint-failure.tar.gz").count() == 1
     # The staged files stay for context lines.
-    from kb.services.analyses import analysis_staged_file
+    from kb.services.staged import analysis_staged_file
 
     evidence = done["result"]["findings"][0]["evidence"][0]
     staged = analysis_staged_file(analysis=analysis, path=evidence["path"])

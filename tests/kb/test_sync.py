@@ -27,7 +27,7 @@ def _sync(directory: Path) -> str:
 def test_it_loads_every_file_with_its_derived_rows(runbooks_dir):
     out = _sync(runbooks_dir)
 
-    assert "3 runbooks" in out and "3 created" in out
+    assert "3 runbooks" in out and "3 created" in out and "4 symptoms in symptoms: 4 created" in out
     assert out.count("\n") == 1  # one summary line
     assert set(Runbook.objects.values_list("slug", flat=True)) == {
         "disk-full", "jvm-long-gc-pause", "kernel-soft-lockup-stalls-jvm"
@@ -107,14 +107,43 @@ def test_it_keeps_the_database_as_it_was_when_a_later_sync_is_invalid(runbooks_d
     _sync(runbooks_dir)
     before = _snapshot()
     path = runbooks_dir / "jvm-long-gc-pause.md"
-    # A shared symptom defined differently in two files: a cross-file error.
-    path.write_text(path.read_text().replace(r"id \S+ timed out", r"id \S+ has timed out"))
+    # A runbook using a symptom the library does not define: a cross-file error.
+    path.write_text(path.read_text().replace("id: flink-tm-heartbeat-timeout", "id: flink-tm-heartbeat-lost"))
 
     with pytest.raises(CommandError) as excinfo:
         _sync(runbooks_dir)
 
-    assert "flink-tm-heartbeat-timeout" in str(excinfo.value)
+    assert "unknown symptom: no runbooks/symptoms/flink-tm-heartbeat-lost.yaml" in str(excinfo.value)
     assert _snapshot() == before
+
+
+def test_a_symptom_is_defined_once_and_every_runbook_using_it_follows(runbooks_dir):
+    _sync(runbooks_dir)
+    path = runbooks_dir / "symptoms" / "flink-tm-heartbeat-timeout.yaml"
+    path.write_text(path.read_text().replace(r"id \S+ timed out", r"id \S+ (?:has )?timed out"))
+
+    out = _sync(runbooks_dir)
+
+    assert "3 unchanged" in out and "1 updated" in out  # runbook files unchanged, one symptom updated
+    for slug in ("jvm-long-gc-pause", "kernel-soft-lockup-stalls-jvm"):
+        (use,) = [s for s in Runbook.objects.get(slug=slug).meta["symptoms"] if s["id"] == "flink-tm-heartbeat-timeout"]
+        assert use["patterns"] == [r"Heartbeat of TaskManager with id \S+ (?:has )?timed out"]
+        assert use["role"] == "supporting"
+    assert Symptom.objects.get(id="flink-tm-heartbeat-timeout").revisions.count() == 2
+
+
+def test_it_reports_every_problem_of_every_file_at_once(runbooks_dir):
+    path = runbooks_dir / "disk-full.md"
+    path.write_text(path.read_text().replace("severity: high", "severity: huge").replace("kind: diagnosis", "kind: guess"))
+    sym = runbooks_dir / "symptoms" / "kernel-soft-lockup.yaml"
+    sym.write_text(sym.read_text().replace("stuck_s: s", "stuck_s: seconds"))
+
+    with pytest.raises(CommandError) as excinfo:
+        _sync(runbooks_dir)
+
+    message = str(excinfo.value)
+    assert "disk-full.md: severity" in message and "disk-full.md: fixes[0]: kind" in message
+    assert "kernel-soft-lockup.yaml: captures: capture 'stuck_s' has unknown type 'seconds'" in message
 
 
 def _edit_in_app(slug: str, old: str, new: str) -> None:
@@ -162,25 +191,36 @@ def test_it_takes_a_file_changed_after_an_app_edit(runbooks_dir):
     assert Runbook.objects.get(slug="disk-full").severity == "medium"
 
 
-def _with_symptom(pattern: str) -> str:
-    return (
-        "symptoms:\n  - id: new-shared\n    title: New\n"
-        f"    patterns: ['{pattern}']\n    role: supporting\n    weight: 0.1\n"
-    )
-
-
 def test_it_refuses_an_app_edit_that_no_longer_agrees_with_the_files(runbooks_dir):
     _sync(runbooks_dir)
-    _edit_in_app("jvm-long-gc-pause", "symptoms:\n", _with_symptom("foo bar"))
-    # The files add the same symptom id with another pattern elsewhere.
-    path = runbooks_dir / "kernel-soft-lockup-stalls-jvm.md"
-    path.write_text(path.read_text().replace("symptoms:\n", _with_symptom("foo baz")))
+    # The app edit adds a condition on the pause symptom's capture ...
+    _edit_in_app("jvm-long-gc-pause", "{id: jvm-pause-detected, role: required, weight: 0.6}",
+                 "{id: jvm-pause-detected, role: required, weight: 0.6, where: [{capture: pause_ms, op: '>=', value: 5000}]}")
+    # ... and the files rename that capture.
+    path = runbooks_dir / "symptoms" / "jvm-pause-detected.yaml"
+    path.write_text(path.read_text().replace("pause_ms", "paused_ms"))
     before = _snapshot()
 
-    with pytest.raises(CommandError, match="new-shared.*--force"):
+    with pytest.raises(CommandError, match="pause_ms.*--force"):
         _sync(runbooks_dir)
 
     assert _snapshot() == before
+
+
+def test_it_keeps_a_symptom_edited_in_the_app(runbooks_dir):
+    from django.contrib.auth import get_user_model
+
+    from kb.services.symptoms import symptom_text, symptom_update
+
+    _sync(runbooks_dir)
+    symptom = Symptom.objects.get(id="kernel-soft-lockup")
+    symptom_update(symptom=symptom, author=get_user_model().objects.create_user("editor"),
+                   text=symptom_text(symptom=symptom).replace("title: Kernel soft lockup", "title: Soft lockup"))
+
+    out = _sync(runbooks_dir)
+
+    assert "1 kept as edited in the app (kernel-soft-lockup" in out
+    assert Symptom.objects.get(id="kernel-soft-lockup").title == "Soft lockup"
 
 
 def test_it_refuses_a_missing_directory(tmp_path):

@@ -8,7 +8,8 @@ see chaos_plugin.py, loaded from tests/conftest.py); the rest run in
 
 Slow analyses on demand: a worker started with KB_TEST_STAGE_DELAY=<s> pauses
 that long between unpacking and scanning for bundles named slow-*
-(kb.services.analyses._test_stage_delay), so a test can act mid-analysis.
+(tests/slow_worker.py, which tests.celery_harness starts then), so a test can
+act mid-analysis.
 """
 
 from __future__ import annotations

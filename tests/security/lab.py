@@ -24,9 +24,7 @@ def _lab_runbook(base_text: str) -> str:
     meta = yaml.safe_load(front.removeprefix("---\n"))
     evil = OWASP[2] + " " + OWASP[27] + " " + MARKDOWN[0]
     meta.update(slug="xss-lab", title=f"XSSLAB {OWASP[0]}", summary=f"XSSLAB summary {evil}")
-    meta["symptoms"] = [{"id": "xss-lab-marker", "title": f"XSSLAB symptom {OWASP[5]}",
-                         "patterns": ["XSSLAB marker"], "role": "required", "weight": 0.7,
-                         "examples": [f"XSSLAB marker {OWASP[9]}"]}]
+    meta["symptoms"] = [{"id": "xss-lab-marker", "role": "required", "weight": 0.7}]
     meta["knobs"][0].update(key="xss.lab.knob", why=f"because {evil}", recommended=f"{OWASP[1]}")
     for fix in meta["fixes"]:
         fix["title"] = f"{fix['title']} {OWASP[6]}"
@@ -49,6 +47,12 @@ def _lab_runbook(base_text: str) -> str:
     return "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True) + "---\n" + body
 
 
+def _lab_symptom() -> str:
+    """The library file of the lab runbook's symptom, a payload in its title and example."""
+    return yaml.safe_dump({"id": "xss-lab-marker", "title": f"XSSLAB symptom {OWASP[5]}",
+                           "patterns": ["XSSLAB marker"], "examples": [f"XSSLAB marker {OWASP[9]}"]})
+
+
 def build_lab(*, runbooks_dir, runbook_texts, alice, team, settings, tmp_path) -> dict:
     """The xss-lab runbook, an incident with payloads in everything its team can write, and
     a real analysis (the pipeline, in process) of a bundle whose lines and names are payloads."""
@@ -61,6 +65,7 @@ def build_lab(*, runbooks_dir, runbook_texts, alice, team, settings, tmp_path) -
     from kb.services.sync import runbook_sync
 
     (runbooks_dir / "xss-lab.md").write_text(_lab_runbook(runbook_texts["disk-full"]), encoding="utf-8")
+    (runbooks_dir / "symptoms" / "xss-lab-marker.yaml").write_text(_lab_symptom(), encoding="utf-8")
     runbook_sync(directory=runbooks_dir)
     settings.BUNDLES_DIR = tmp_path / "bundles"
     settings.KB_ENGINE = "local"

@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand
 
 from analyzers.model import BundleError, Limits
 from analyzers.runbooks import RunbookError, load_runbooks
+from kb.services.bundles import bundle_limits
 
 
 class Command(BaseCommand):
@@ -34,13 +35,8 @@ class Command(BaseCommand):
         except RunbookError as exc:
             self._fail(str(exc))
         runbooks = [rb.meta for rb in catalog.runbooks.values()]
-        limits = Limits(
-            max_unpacked_bytes=settings.BUNDLE_MAX_UNPACKED_BYTES,
-            max_files=settings.BUNDLE_MAX_FILES,
-            max_ratio=settings.BUNDLE_MAX_RATIO,
-        )
         try:
-            result = run_analysis(opts["paths"], runbooks, opts["engine"], limits)
+            result = run_analysis(opts["paths"], runbooks, opts["engine"], bundle_limits())
         except BundleError as exc:
             self._fail(str(exc))
         except OSError as exc:
@@ -57,14 +53,11 @@ class Command(BaseCommand):
 
 def run_analysis(paths, runbooks, engine: str, limits: Limits) -> dict:
     from analyzers.engine import analyze_paths
+    from analyzers.runners import make_runner
 
-    if engine == "spark":
-        from analyzers.spark import spark_runner
-
-        runner, startup = spark_runner(settings.SPARK_MASTER)
-        return analyze_paths(paths, runbooks, engine="spark", limits=limits, runner=runner,
-                             startup_seconds=startup)
-    return analyze_paths(paths, runbooks, limits=limits)
+    runner = make_runner(engine, master=settings.SPARK_MASTER)
+    return analyze_paths(paths, runbooks, engine=runner.engine, limits=limits, runner=runner.run,
+                         range_bytes=runner.range_bytes, startup_seconds=runner.startup_seconds)
 
 
 def render_text(result: dict) -> str:

@@ -8,7 +8,7 @@ from kb.services.export import runbook_export
 
 
 class Command(BaseCommand):
-    help = "Write the database runbooks back to DIR/<slug>.md (the runbooks/ file format)."
+    help = "Write the database runbooks back to DIR/<slug>.md and their symptoms to DIR/symptoms/<id>.yaml."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dir", required=True, help="directory to write into")
@@ -19,7 +19,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> str:
-        written = runbook_export(
+        written, symptoms = runbook_export(
             directory=options["dir"], slugs=options["slugs"], canonical=options["canonical"]
         )
-        return f"{len(written)} runbooks written to {options['dir']}"
+        return f"{len(written)} runbooks and {len(symptoms)} symptoms written to {options['dir']}"

@@ -7,7 +7,7 @@ import time
 
 from django.core.management.base import BaseCommand
 
-from kb.services.analyses import analysis_reconcile
+from kb.services.reconcile import analysis_reconcile
 
 
 class Command(BaseCommand):

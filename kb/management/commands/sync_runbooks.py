@@ -10,7 +10,7 @@ from kb.services.sync import runbook_sync
 
 
 class Command(BaseCommand):
-    help = "Load runbooks/*.md into the database (idempotent; refuses an invalid file)."
+    help = "Load runbooks/symptoms/*.yaml and runbooks/*.md into the database (idempotent; refuses an invalid file)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dir", default=str(settings.RUNBOOKS_DIR), help="runbook directory")
@@ -24,4 +24,6 @@ class Command(BaseCommand):
             result = runbook_sync(directory=options["dir"], force=options["force"])
         except RunbookError as exc:
             raise CommandError(f"sync_runbooks: nothing loaded: {exc}") from None
+        for warning in result.warnings:
+            self.stderr.write(f"warning: {warning}")
         return result.summary()

@@ -1,0 +1,98 @@
+"""Reads for the pages (HackSoft selectors): views call these, templates only format."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
+
+from kb.models import Runbook, RunbookRevision, RunbookSymptom
+from kb.models.runbooks import SEVERITY_ORDER
+from kb.lib.markdown import markdown_render
+from kb.lib.revisions import DiffLine, revision_diff
+
+FIX_KIND_LABELS = {"diagnosis": "Diagnose", "mitigation": "Mitigate now", "permanent": "Permanent fix"}
+
+
+def runbook_list(*, component: str = "", severity: str = "") -> QuerySet[Runbook]:
+    """Runbooks, most severe first; filtered by a whole component token and a severity."""
+    qs = Runbook.objects.all()
+    if component:
+        qs = qs.filter(
+            Q(components=component)
+            | Q(components__startswith=f"{component},")
+            | Q(components__endswith=f",{component}")
+            | Q(components__contains=f",{component},")
+        )
+    if severity:
+        qs = qs.filter(severity=severity)
+    rank = Case(
+        *(When(severity=s, then=Value(i)) for i, s in enumerate(SEVERITY_ORDER)),
+        default=Value(len(SEVERITY_ORDER)), output_field=IntegerField(),
+    )
+    return qs.annotate(severity_rank=rank).order_by("severity_rank", "slug")
+
+
+def runbook_recent(*, limit: int = 10) -> QuerySet[Runbook]:
+    return Runbook.objects.order_by("-updated", "slug")[:limit]
+
+
+
+def runbook_detail(*, runbook: Runbook) -> dict[str, Any]:
+    """Everything the detail page shows besides the row itself."""
+    uses = list(runbook.symptom_uses.select_related("symptom"))
+    shared = RunbookSymptom.objects.filter(symptom_id__in=[u.symptom_id for u in uses]).exclude(
+        runbook=runbook
+    ).select_related("runbook").order_by("runbook__slug")
+    others: dict[str, list[RunbookSymptom]] = {}
+    for use in shared:
+        others.setdefault(use.symptom_id, []).append(use)
+    fixes = list(runbook.fixes.prefetch_related("steps"))
+    fix_groups = [
+        {"kind": kind, "label": label, "fixes": [f for f in fixes if f.kind == kind]}
+        for kind, label in FIX_KIND_LABELS.items()
+    ]
+    slugs = set(Runbook.objects.filter(
+        slug__in=[d["slug"] for d in runbook.meta.get("differential") or []]
+    ).values_list("slug", flat=True))
+    return {
+        "body_html": markdown_render(text=runbook.body),
+        "symptoms": [{"use": u, "symptom": u.symptom, "others": others.get(u.symptom_id, [])} for u in uses],
+        "knobs": list(runbook.knobs.all()),
+        "fix_groups": [g for g in fix_groups if g["fixes"]],
+        "tickets": list(runbook.tickets.all()),
+        "references": list(runbook.references.all()),
+        "differential": [
+            {"slug": d["slug"], "how": d.get("how", ""), "known": d["slug"] in slugs}
+            for d in runbook.meta.get("differential") or []
+        ],
+        "affected_versions": runbook.meta.get("affected_versions") or [],
+        "relations": runbook.meta.get("relations") or [],
+        "chain": runbook.meta.get("chain") or [],
+    }
+
+
+def revision_latest(*, runbook: Runbook) -> RunbookRevision | None:
+    return runbook.revisions.order_by("-number").first()
+
+
+def revision_list(*, runbook: Runbook) -> QuerySet[RunbookRevision]:
+    return runbook.revisions.select_related("author").order_by("-number")
+
+
+def revision_compare(
+    *, runbook: Runbook, a: int | None = None, b: int | None = None
+) -> tuple[RunbookRevision | None, RunbookRevision | None, list[DiffLine]]:
+    """Revisions a (older) and b (newer) of a runbook and their diff.
+    Defaults: b is the latest revision and a the one before it."""
+    revisions = runbook.revisions.order_by("-number")
+    new = revisions.filter(number=b).first() if b else revisions.first()
+    if new is None:
+        return None, None, []
+    old = revisions.filter(number=a).first() if a else revisions.filter(number__lt=new.number).first()
+    if old is None:
+        return None, new, []
+    diff = revision_diff(
+        old=old.text, new=new.text, old_label=f"r{old.number}", new_label=f"r{new.number}"
+    )
+    return old, new, diff

@@ -1,0 +1,111 @@
+"""The symptom library in the app: a symptom's page lists the runbooks that
+share it; one edit changes every one of them; the rules of runbook editing
+apply to each runbook it changes."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from kb.models import Runbook, Symptom
+
+pytestmark = pytest.mark.django_db
+HEARTBEAT = "flink-tm-heartbeat-timeout"
+
+
+def _patterns_in(slug: str, sid: str = HEARTBEAT) -> list[str]:
+    (use,) = [s for s in Runbook.objects.get(slug=slug).meta["symptoms"] if s["id"] == sid]
+    return use["patterns"]
+
+
+def test_a_symptom_page_lists_every_runbook_that_shares_it(client_alice, synced):
+    response = client_alice.get(reverse("symptom_detail", args=[HEARTBEAT]))
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Runbooks that use it (2)" in page
+    assert "jvm-long-gc-pause" in page and "kernel-soft-lockup-stalls-jvm" in page
+    assert r"Heartbeat of TaskManager with id \S+ timed out" in page
+    assert reverse("symptom_edit", args=[HEARTBEAT]) not in page  # alice may not edit
+
+
+def test_one_edit_changes_the_symptom_in_every_runbook_that_uses_it(client_bob, synced, symptom_texts):
+    text = symptom_texts[HEARTBEAT].replace(r"id \S+ timed out", r"id \S+ (?:has )?timed out")
+
+    response = client_bob.post(reverse("symptom_edit", args=[HEARTBEAT]),
+                               {"text": text, "message": "2.x wording", "base_revision": 1})
+
+    assert response.status_code == 302
+    want = [r"Heartbeat of TaskManager with id \S+ (?:has )?timed out"]
+    assert _patterns_in("jvm-long-gc-pause") == want and _patterns_in("kernel-soft-lockup-stalls-jvm") == want
+    rev = Symptom.objects.get(id=HEARTBEAT).revisions.first()
+    assert (rev.number, rev.message, rev.author.username) == (2, "2.x wording", "bob")
+    # The runbooks' files did not change, so they get no new revision.
+    assert Runbook.objects.get(slug="jvm-long-gc-pause").revisions.count() == 1
+
+
+def test_an_edit_that_breaks_a_runbook_using_it_is_refused_with_the_reason(client_bob, bob, synced, symptom_texts):
+    from kb.services.export import runbook_text
+    from kb.services.runbooks import runbook_update
+
+    runbook = Runbook.objects.get(slug="jvm-long-gc-pause")
+    runbook_update(runbook=runbook, author=bob, text=runbook_text(runbook=runbook).replace(
+        "{id: jvm-pause-detected, role: required, weight: 0.6}",
+        "{id: jvm-pause-detected, role: required, weight: 0.6, where: [{capture: pause_ms, op: '>=', value: 5000}]}"))
+    text = symptom_texts["jvm-pause-detected"].replace("pause_ms", "paused_ms")
+
+    response = client_bob.post(reverse("symptom_edit", args=["jvm-pause-detected"]), {"text": text, "base_revision": 1})
+
+    assert response.status_code == 200
+    assert b"breaks runbooks/jvm-long-gc-pause.md" in response.content and b"pause_ms" in response.content
+    assert Symptom.objects.get(id="jvm-pause-detected").definition["captures"] == {"pause_ms": "ms"}
+
+
+@pytest.mark.parametrize("change,reason", [
+    (("title: ", "titel: "), b"unknown key(s) [&#x27;titel&#x27;]"),
+    (("with id tm-1 timed out", "with id tm-1 is late"), b"examples[0]: is not matched by any of the patterns"),
+    ((f"id: {HEARTBEAT}", "id: other-id"), b"does not match the file name"),
+    (("patterns:", "patterns: ["), b"invalid YAML"),
+])
+def test_an_invalid_symptom_file_is_shown_and_nothing_saved(client_bob, synced, symptom_texts, change, reason):
+    text = symptom_texts[HEARTBEAT].replace(*change)
+
+    response = client_bob.post(reverse("symptom_edit", args=[HEARTBEAT]), {"text": text, "base_revision": 1})
+
+    assert response.status_code == 200 and reason in response.content
+    assert response.context["form"]["text"].value() == text
+    assert Symptom.objects.get(id=HEARTBEAT).revisions.count() == 1
+
+
+def test_a_stale_revision_is_refused(client_bob, bob, synced, symptom_texts):
+    from kb.services.symptoms import symptom_update
+
+    symptom_update(symptom=Symptom.objects.get(id=HEARTBEAT), author=bob, base_revision=1,
+                   text=symptom_texts[HEARTBEAT].replace("title: Flink lost", "title: Flink has lost"))
+
+    response = client_bob.post(reverse("symptom_edit", args=[HEARTBEAT]),
+                               {"text": symptom_texts[HEARTBEAT] + "level: INFO\n", "base_revision": 1})
+
+    assert b"reload the page" in response.content
+
+
+def test_only_those_who_may_edit_every_using_runbook_edit_a_symptom(client, alice, bob, carol, mallory, team, synced):
+    url = reverse("symptom_edit", args=[HEARTBEAT])
+    client.force_login(alice)
+    assert client.get(url).status_code == 403
+    client.force_login(mallory)  # admin of another team: may edit the unowned runbooks ...
+    assert client.get(url).status_code == 200
+    Runbook.objects.filter(slug="jvm-long-gc-pause").update(team=team)
+    assert client.get(url).status_code == 403  # ... not once one of them is Ops' own
+    assert client.post(url, {"text": "id: x\n"}).status_code == 403
+    client.force_login(bob)
+    assert client.get(url).status_code == 200
+    client.force_login(carol)
+    assert client.get(url).status_code == 200
+
+
+def test_the_runbook_editor_shows_which_runbooks_share_each_symptom(client_bob, synced):
+    page = client_bob.get(reverse("runbook_edit", args=["jvm-long-gc-pause"])).content.decode()
+
+    assert reverse("symptom_detail", args=[HEARTBEAT]) in page
+    assert "kernel-soft-lockup-stalls-jvm</a> (supporting)" in page
