@@ -62,5 +62,22 @@ def bundle_copy(case: Path, dest: Path) -> Path:
     return target
 
 
+def bundle_file(case: Path, path: str) -> tuple[Path, bool]:
+    """The file of a case that an evidence path names, and whether the path is
+    a section of it. Evidence paths start inside the folders that wrap the
+    whole bundle (a fixture's single host folder is such a wrapper), and a
+    collector's stream (docker compose, kubectl --prefix, yarn logs) is split
+    into one section per container, named <stream path>/<container>/<file>."""
+    parts = Path(path).parts
+    for cut in range(len(parts), 0, -1):
+        head = Path(*parts[:cut]).as_posix()
+        found = [p for p in case.rglob(parts[cut - 1]) if p.is_file()
+                 and (p.relative_to(case).as_posix() == head or p.as_posix().endswith("/" + head))]
+        if found:
+            (file,) = found
+            return file, cut < len(parts)
+    raise FileNotFoundError(f"{path} in {case}")
+
+
 def case_id(case: Path) -> str:
     return str(case.relative_to(FIXTURES))

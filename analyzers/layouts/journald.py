@@ -26,10 +26,16 @@ _JOURNAL_NOTE_RE = re.compile(r"^-- (Logs begin at|Journal begins at|Boot [0-9a-
 _CONTINUATION_RE = re.compile(r"^(\s|Caused by:|\.\.\. \d+ more|Suppressed:)")
 
 
+_DATE_RE = re.compile(r"^\d{4}-\d\d-\d\d$")
+
+
 def _short_iso(line: str) -> re.Match | None:
-    """"2023-09-08T17:20:30+0200 tarta unit[1]: msg"; "...Z WARN org.Foo: msg" is a log layout."""
+    """"2023-09-08T17:20:30+0200 tarta unit[1]: msg"; "...Z WARN org.Foo: msg" is a log layout,
+    and so is kubectl --timestamps' "...Z 2021-05-04 16:41:31,006 INFO ..." (a date is no host)."""
     m = _SHORT_ISO_RE.match(line)
-    return m if m and m.group(2).upper() not in LEVEL_WORDS else None
+    if not m or m.group(2).upper() in LEVEL_WORDS or _DATE_RE.match(m.group(2)):
+        return None
+    return m
 
 
 def _entry_text(stamp: str, message: str) -> str:

@@ -24,6 +24,7 @@ from kb.services import analyses
 from kb.services.upload_files import upload_as_one
 from kb.uploads import human_bytes, upload_refusal
 
+
 def _progress_page(incident: Incident, analysis: Analysis) -> str:
     return f"{reverse('incident_upload', args=[incident.id])}?analysis={analysis.id}"
 

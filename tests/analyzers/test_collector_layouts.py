@@ -186,3 +186,12 @@ def test_a_jobmanager_log_downloaded_from_the_web_ui_is_known_by_its_content(tmp
     (tmp_path / "w").mkdir()
     (f,) = _staged(tmp_path / "w", tmp_path / "log").values()
     assert (f.path, f.component) == ("log", "flink-jobmanager")
+
+
+def test_kubectl_timestamps_before_a_log_line_are_no_journal():
+    # Real lines: tests/fixtures/cases/kafka-consumer-group-rebalance-storm/positive (SOURCE.md):
+    # `kubectl logs --timestamps` of a Strimzi broker. "2021-05-04" is a date, not a journald host.
+    from analyzers.layouts import detect
+
+    sample = (CASES / "kafka-consumer-group-rebalance-storm/positive/strimzi-kafka-0/server.log").read_text()
+    assert detect(sample) is None
