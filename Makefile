@@ -1,10 +1,15 @@
-# kb: `make run` starts the app, `make test` runs every test. Both install first.
+# kb: `make run` starts the app, `make test` runs every test, `make check` the fast
+# tier (no Spark, Celery, browser, chaos or slow test). All install first.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run serve test bench chaos install system-deps clean
+.PHONY: run serve test check bench chaos install system-deps clean
+
+# The fast tier: everything that needs no SparkSession, Celery worker, browser or
+# long fault run, and no test marked slow (pytest.ini): the minutes while you work.
+FAST := not spark and not celery and not browser and not chaos and not slow
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +33,9 @@ serve: install
 
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+check: install
+	$(PY) -m pytest -m "$(FAST)" $(PYTEST_ARGS)
 
 bench: install
 	$(PY) -m scripts.bench $(BENCH_ARGS)

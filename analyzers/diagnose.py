@@ -8,7 +8,6 @@ behind each confidence is returned with the finding (`explanation`).
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import datetime
 from typing import Any
 
 from analyzers.conditions import all_hold
@@ -19,15 +18,6 @@ from analyzers.versions import in_range
 MAX_EVIDENCE_PER_SYMPTOM = 10
 VERSION_IN_RANGE_BONUS = 0.05
 VERSION_FIXED_PENALTY = 0.15
-
-
-def _ts(hit: Hit) -> datetime | None:
-    if not hit.timestamp:
-        return None
-    try:
-        return datetime.fromisoformat(hit.timestamp)
-    except ValueError:
-        return None
 
 
 def evidence_item(hit: Hit) -> dict[str, Any]:
@@ -58,14 +48,14 @@ def _relation_holds(rel: dict[str, Any], present: dict[str, list[Hit]]) -> Hit |
     within = parse_duration_ms(rel["within"]) / 1000.0 if "within" in rel else None
     order, hosts = rel.get("order", "after"), rel.get("hosts", "any")
     for b in thens:
-        tb = _ts(b)
+        tb = b.when
         for a in firsts:
             if hosts == "same" and (a.host is None or a.host != b.host):
                 continue
             if hosts == "other" and (a.host is None or b.host is None or a.host == b.host):
                 continue
             if within is not None or order == "after":
-                ta = _ts(a)
+                ta = a.when
                 if ta is None or tb is None:
                     continue
                 delta = (tb - ta).total_seconds()
@@ -77,7 +67,17 @@ def _relation_holds(rel: dict[str, Any], present: dict[str, list[Hit]]) -> Hit |
     return None
 
 
-def _version_adjustment(rb: dict[str, Any], versions: dict[str, list[str]]) -> tuple[float, list[str]]:
+def _reason(weight: float, kind: str, text: str, **about: Any) -> dict[str, Any]:
+    """One contribution to a confidence, as data (the page shows it without parsing)."""
+    return {"weight": round(weight, 2), "kind": kind, "text": text, **about}
+
+
+def _explanation_line(r: dict[str, Any]) -> str:
+    """The reason as the one-line text of `explanation` (kept for the CLI and API clients)."""
+    return f"{'+' if r['weight'] >= 0 else '-'}{abs(r['weight']):.2f} {r['text']}"
+
+
+def _version_adjustment(rb: dict[str, Any], versions: dict[str, list[str]]) -> tuple[float, list[dict[str, Any]]]:
     """A detected version inside the runbook's affected range raises confidence; outside lowers it."""
     delta, notes = 0.0, []
     for av in rb.get("affected_versions") or []:
@@ -88,10 +88,14 @@ def _version_adjustment(rb: dict[str, Any], versions: dict[str, list[str]]) -> t
                 continue
             if inside:
                 delta += VERSION_IN_RANGE_BONUS
-                notes.append(f"+{VERSION_IN_RANGE_BONUS:.2f} {av['component']} {v} is in the affected range {av['range']}")
+                notes.append(_reason(VERSION_IN_RANGE_BONUS, "version",
+                                     f"{av['component']} {v} is in the affected range {av['range']}",
+                                     component=av["component"], version=v))
             else:
                 delta -= VERSION_FIXED_PENALTY
-                notes.append(f"-{VERSION_FIXED_PENALTY:.2f} {av['component']} {v} is outside the affected range {av['range']}")
+                notes.append(_reason(-VERSION_FIXED_PENALTY, "version",
+                                     f"{av['component']} {v} is outside the affected range {av['range']}",
+                                     component=av["component"], version=v))
             break
     return delta, notes
 
@@ -143,10 +147,12 @@ def _diagnose_one(rb, occurrences, requirers, versions, config) -> dict[str, Any
             if s.get("veto", True):
                 return None
             score -= w
-            why.append(f"-{w:.2f} {s['id']} ({n}x): points at another cause")
+            why.append(_reason(-w, "symptom", f"{s['id']} ({n}x): points at another cause",
+                               symptom=s["id"], count=n, role=s["role"]))
         else:
             score += w
-            why.append(f"+{w:.2f} {s['id']} ({n}x, {s['role']})")
+            why.append(_reason(w, "symptom", f"{s['id']} ({n}x, {s['role']})",
+                               symptom=s["id"], count=n, role=s["role"]))
     for rel in rb.get("relations") or []:
         hit = _relation_holds(rel, present)
         if hit is None:
@@ -156,7 +162,8 @@ def _diagnose_one(rb, occurrences, requirers, versions, config) -> dict[str, Any
         w = float(rel.get("weight", 0.0))
         score += w
         detail = rel.get("why") or f"{rel['then']} follows {rel['first']}"
-        why.append(f"+{w:.2f} {rel['first']} -> {rel['then']}: {detail}")
+        why.append(_reason(w, "relation", f"{rel['first']} -> {rel['then']}: {detail}",
+                           first=rel["first"], then=rel["then"]))
     delta, notes = _version_adjustment(rb, versions)
     score += delta
     why.extend(notes)
@@ -172,7 +179,8 @@ def _diagnose_one(rb, occurrences, requirers, versions, config) -> dict[str, Any
         "title": rb["title"],
         "confidence": confidence,
         "severity": rb.get("severity"),
-        "explanation": why,
+        "explanation": [_explanation_line(r) for r in why],
+        "reasons": why,
         "evidence": [evidence_item(h) for h in evidence],
         "chain": _chain(rb, present),
         "knobs": [_knob(k, config) for k in rb.get("knobs") or []],

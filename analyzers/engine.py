@@ -1,4 +1,4 @@
-"""The analysis engine: a bundle (or pasted text) + runbooks -> the result of CONTRACT section 2.
+"""The analysis engine: a bundle (or pasted text) + runbooks -> the result of docs/contract.md §2.
 
     stage_logs     unpack safely, infer host/component, transcode to UTF-8 (staging.py)
     scan_range     every signature over every byte range (local: in process; spark: in tasks)
@@ -19,7 +19,8 @@ from analyzers import timestamps
 from analyzers.conditions import typed
 from analyzers.diagnose import diagnose, evidence_item, symptom_summary
 from analyzers.facts import effective_config, extract_facts
-from analyzers.model import BundleFile, Hit, Limits, StagedBundle
+from analyzers.model import BundleFile, Hit, Limits, Progress, StagedBundle
+from analyzers.result import Result
 from analyzers.scan import RANGE_BYTES, RangeResult, plan_ranges, scan_range
 from analyzers.signatures import Signature, matcher_for, signatures_from_runbooks
 from analyzers.staging import stage_logs
@@ -29,32 +30,33 @@ MAX_TIMELINE = 500
 
 
 @dataclass(frozen=True)
-class ScanTask:
+class ByteRange:
+    """[start, end) of one staged file: the unit a RangeRunner scans (analyzers/scan.py)."""
     path: str
     disk_path: str
     start: int
     end: int
 
 
-RangeRunner = Callable[[list[ScanTask], list[Signature], int], list[RangeResult]]
+RangeRunner = Callable[[list[ByteRange], list[Signature], int], list[RangeResult]]
 
 
-def run_ranges_local(tasks: list[ScanTask], signatures: list[Signature], max_line: int) -> list[RangeResult]:
+def run_ranges_local(ranges: list[ByteRange], signatures: list[Signature], max_line: int) -> list[RangeResult]:
     matcher = matcher_for(signatures)
-    return [scan_range(t.path, t.disk_path, t.start, t.end, matcher, max_line, timestamps.is_record_start)
-            for t in tasks]
+    return [scan_range(r.path, r.disk_path, r.start, r.end, matcher, max_line, timestamps.is_record_start)
+            for r in ranges]
 
 
-def plan_tasks(files: Iterable[BundleFile], range_bytes: int = RANGE_BYTES) -> list[ScanTask]:
-    return [ScanTask(f.path, f.disk_path, s, e) for f in files for s, e in plan_ranges(f.size, range_bytes)]
+def plan_byte_ranges(files: Iterable[BundleFile], range_bytes: int = RANGE_BYTES) -> list[ByteRange]:
+    return [ByteRange(f.path, f.disk_path, s, e) for f in files for s, e in plan_ranges(f.size, range_bytes)]
 
 
 def analyze_paths(paths: list[str], runbooks: list[dict[str, Any]], *, engine: str = "local",
                   limits: Limits = Limits(), runner: RangeRunner | None = None,
                   range_bytes: int = RANGE_BYTES, startup_seconds: float = 0.0,
-                  progress: Callable[[str, int], None] | None = None,
-                  workdir: str | None = None) -> dict[str, Any]:
-    """Analyse archives/directories/files. Raises model.BundleError for unusable input.
+                  progress: Progress | None = None,
+                  workdir: str | None = None) -> Result:
+    """Analyze archives/directories/files. Raises model.BundleError for unusable input.
 
     With `workdir`, the staged (unpacked, UTF-8) files stay there afterwards, so
     the app can show the lines around a piece of evidence; otherwise a
@@ -72,15 +74,15 @@ def analyze_paths(paths: list[str], runbooks: list[dict[str, Any]], *, engine: s
 
 def _analyze_in(paths, workdir, runbooks, engine, limits, runner, range_bytes, t0, startup_seconds, progress):
     if progress:
-        progress("unpacking", 0)
+        progress.stage("unpacking")
     staged = stage_logs(paths, workdir, limits)
     return analyze_staged(staged, runbooks, engine=engine, limits=limits, runner=runner,
                           range_bytes=range_bytes, started=t0, startup_seconds=startup_seconds,
                           progress=progress)
 
 
-def analyze_text(text: str, runbooks: list[dict[str, Any]]) -> dict[str, Any]:
-    """A pasted excerpt or stack trace, analysed in process (well under a second)."""
+def analyze_text(text: str, runbooks: list[dict[str, Any]]) -> Result:
+    """A pasted excerpt or stack trace, analyzed in process (well under a second)."""
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="kb-paste-") as workdir:
         disk = os.path.join(workdir, "pasted.log")
@@ -95,15 +97,15 @@ def analyze_staged(staged: StagedBundle, runbooks: list[dict[str, Any]], *, engi
                    limits: Limits = Limits(), runner: RangeRunner | None = None,
                    range_bytes: int = RANGE_BYTES, started: float | None = None,
                    startup_seconds: float = 0.0,
-                   progress: Callable[[str, int], None] | None = None) -> dict[str, Any]:
+                   progress: Progress | None = None) -> Result:
     t0 = started if started is not None else time.monotonic()
     signatures = signatures_from_runbooks(runbooks)
-    tasks = plan_tasks(staged.files, range_bytes)
+    ranges = plan_byte_ranges(staged.files, range_bytes)
     if progress:
-        progress("scanning", 0)
-    results = (runner or run_ranges_local)(tasks, signatures, limits.max_line_bytes)
+        progress.stage("scanning")
+    results = (runner or run_ranges_local)(ranges, signatures, limits.max_line_bytes)
     if progress:
-        progress("scoring", 0)
+        progress.stage("scoring")
     result = assemble(staged, results, runbooks, matcher_for(signatures).engine)
     result["stats"].update({
         "seconds": round(time.monotonic() - t0, 3),
@@ -114,7 +116,7 @@ def analyze_staged(staged: StagedBundle, runbooks: list[dict[str, Any]], *, engi
 
 
 def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[dict[str, Any]],
-             matcher: str) -> dict[str, Any]:
+             matcher: str) -> Result:
     files = {f.path: f for f in staged.files}
     types, titles, fact_symptoms = _symptom_tables(runbooks)
     by_file: dict[str, list[RangeResult]] = defaultdict(list)

@@ -6,11 +6,12 @@
 
 A folder that every file of an upload sits in wraps the bundle: `tar czf prod2-logs.tgz
 prod2-logs/` must give the hosts the same files give archived flat. Only the innermost folder
-of such a chain can mean something, and only when it names a host plainly (rs4, worker-9,
-10.0.0.5, hadoop-080-037) or a component (flink-taskmanager/); a date, a version or any other
-name is dropped from the paths. When neither folders nor file name name a host, the first
-64 KiB of the file may: Hadoop's STARTUP_MSG, Flink's "will use hostname/address" and
--Dlog.file, Spark's "Started daemon with process name: pid@host".
+of such a chain can mean something, and only when no host folder lies below it and it names a
+host (rs4, tsd-2, 10.0.0.5; not prod2-logs, a date, a version or an id: paths.is_host_like) or a
+component (flink-taskmanager/); any other wrapper is dropped from the paths. When neither
+folders nor file name name a host, the first 64 KiB of the file may: Hadoop's STARTUP_MSG,
+Flink's "will use hostname/address" and -Dlog.file, Spark's "Started daemon with process
+name: pid@host".
 """
 
 from __future__ import annotations
@@ -19,23 +20,11 @@ import re
 from dataclasses import dataclass
 
 from analyzers.layouts.base import Section
-from analyzers.paths import ROLE_ABBREV_RE, classify, is_host_like, role_component
+from analyzers.paths import classify, is_host_like, role_component
 
-# Host names that say so: a role or machine word and a number (edge-01, gw3, kafka-2), an IPv4
-# address, a dotted name, or at least two digit groups (hadoop-080-037, ip-10-0-0-5).
-_PLAIN_HOST_RE = re.compile(r"^(edge|gw|gateway|host|srv|server|kafka|hadoop|vm|ecs|ip|k8s-node|"
-                            r"flink|spark|hbase|zk|tm|jm)[-_]?\d+$", re.I)
 _COMPONENT_DIRS = {"flink-taskmanager", "flink-jobmanager", "taskmanager", "jobmanager", "kernel",
                    "jstack", "gc", "netstat", "dmesg"}
 SAMPLE_CHARS = 64 * 1024
-
-
-def names_host_plainly(name: str) -> bool:
-    """rs4, worker-9, edge-01, 10.0.0.5, nn1.example.com, hadoop-080-037: not prod2, not bundle7."""
-    if not is_host_like(name):
-        return False
-    return bool(ROLE_ABBREV_RE.match(name) or _PLAIN_HOST_RE.match(name) or "." in name
-                or len(re.findall(r"\d+", name)) >= 2)
 
 
 def wrapper_depth(paths: list[str]) -> int:
@@ -51,10 +40,10 @@ def wrapper_depth(paths: list[str]) -> int:
     if depth == 0:
         return 0
     inner = dirs[0][depth - 1]
-    if inner.lower() in _COMPONENT_DIRS:
-        return depth - 1
+    if inner.lower() in _COMPONENT_DIRS or role_component(inner.lower()):
+        return depth - 1                       # datanode/, flink-taskmanager/: says whose logs
     hosts_below = all(any(is_host_like(d) for d in ds[depth:]) for ds in dirs)
-    return depth - 1 if names_host_plainly(inner) and not hosts_below else depth
+    return depth - 1 if is_host_like(inner) and not hosts_below else depth
 
 
 def strip_wrapper(path: str, depth: int) -> str:

@@ -3,13 +3,23 @@
 bundle.py  -> StagedBundle (files on disk, UTF-8, with host and component)
 scan.py    -> Hit (a signature matched on one line, with its record header)
 facts/     -> Fact (a value from a structured file: config key, GC pause, ...)
-diagnose.py-> the result dict of CONTRACT section 2
+diagnose.py-> the result dict of docs/contract.md §2
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol
+
+
+class Progress(Protocol):
+    """What an analysis says as it goes: each stage as it starts ("unpacking",
+    "scanning", "scoring"), and the bytes scanned so far (from the RangeRunner)."""
+
+    def stage(self, name: str) -> None: ...
+
+    def scanned(self, done: int, total: int) -> None: ...
 
 
 class BundleError(Exception):
@@ -72,6 +82,15 @@ class Hit:
     level: str | None
     host: str | None
     component: str
+    # The timestamp as a datetime, parsed once here, for time windows and order; the
+    # result keeps `timestamp` as written (seconds or milliseconds).
+    when: datetime | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        try:
+            self.when = datetime.fromisoformat(self.timestamp) if self.timestamp else None
+        except ValueError:
+            self.when = None
 
 
 @dataclass

@@ -59,7 +59,7 @@ HOSTNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$")
 # Words that make a folder a wrapper, never a host: "prod2-logs", "diag-bundle-3", "case42_export"
 WRAPPER_WORDS = {"log", "logs", "bundle", "bundles", "dump", "dumps", "diag", "diags", "diagnostic",
                  "diagnostics", "report", "reports", "incident", "backup", "export", "archive", "collect",
-                 "collected", "support", "snapshot", "tmp", "output", "files", "upload", "uploads"}
+                 "collected", "support", "snapshot", "tmp", "output", "files", "upload", "uploads", "ticket"}
 
 
 def classify(bundle_path: str) -> tuple[str | None, str, str]:

@@ -11,38 +11,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from analyzers.versions import parse_range
-
-SEVERITIES = ("low", "medium", "high", "critical")
-COMPONENTS = (
-    "hdfs", "yarn", "flink", "hbase", "zookeeper", "kafka", "spark", "hive",
-    "kernel", "jvm", "os", "k8s",
+from analyzers.runbook_vocabulary import (
+    CAPTURE_TYPES, COMPONENTS, DURATION_RE, FACTS, FIX_KEYS, FIX_KINDS,
+    KNOB_KEYS, OPS, RELATION_KEYS, ROLES, SEVERITIES, SLUG_RE,
+    STEP_KEYS, SYMPTOM_DEF_KEYS, SYMPTOM_USE_KEYS, TICKET_KEYS, TICKET_STATUSES, TOP_KEYS, UNSUPPORTED_RE, VERSION_COMPONENTS,
 )
-VERSION_COMPONENTS = ("hadoop", "flink", "hbase", "zookeeper", "kafka", "spark", "kernel", "curator")
-ROLES = ("required", "supporting", "excluding")
-CAPTURE_TYPES = ("ms", "s", "bytes", "count", "int", "float", "path", "block", "host", "str")
-OPS = ("==", "!=", ">", ">=", "<", "<=", "contains", "matches")
-FIX_KINDS = ("mitigation", "permanent", "diagnosis")
-TICKET_STATUSES = ("fixed", "open", "wontfix", "unknown")
-FACTS = ("config", "gc.pause", "netstat.time_wait", "jstack.thread")
-SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*(ms|s|m|h)$")
-# Hyperscan has no back-references or look-around; refuse them up front.
-UNSUPPORTED_RE = re.compile(r"\\[1-9]|\(\?<?[=!]|\(\?P=")
-
-TOP_KEYS = {
-    "slug": True, "title": True, "summary": True, "components": True, "severity": True,
-    "symptoms": True, "fixes": True, "affected_versions": False, "relations": False,
-    "chain": False, "knobs": False, "tickets": False, "references": False, "differential": False,
-}
-# A symptom's definition lives in runbooks/symptoms/<id>.yaml; a runbook only uses it.
-SYMPTOM_DEF_KEYS = {"id", "title", "patterns", "fact", "captures", "level", "examples", "sources", "description"}
-SYMPTOM_USE_KEYS = {"role", "weight", "where", "veto", "group"}
-RELATION_KEYS = {"first", "then", "within", "order", "hosts", "role", "weight", "why"}
-KNOB_KEYS = {"key", "component", "file", "default", "defaults", "recommended", "why"}
-FIX_KEYS = {"title", "kind", "steps"}
-STEP_KEYS = {"text", "command"}
-TICKET_KEYS = {"id", "title", "status", "affected", "fixed_in", "url"}
+from analyzers.versions import parse_range
 
 
 class RunbookError(ValueError):

@@ -19,10 +19,12 @@ from typing import Any
 
 import yaml
 
-from analyzers.runbook_checks import (  # noqa: F401  (re-exported: the loader's public names)
-    CAPTURE_TYPES, COMPONENTS, DURATION_RE, FACTS, ROLES, SEVERITIES, SLUG_RE, SYMPTOM_DEF_KEYS,
-    SYMPTOM_USE_KEYS, VERSION_COMPONENTS, Problems, RunbookError, check_runbook_meta,
-    check_symptom_definition, parse_duration_ms,
+from analyzers.runbook_checks import (  # noqa: F401  (RunbookError, parse_duration_ms: the loader's public names)
+    Problems, RunbookError, check_runbook_meta, check_symptom_definition, parse_duration_ms,
+)
+from analyzers.runbook_vocabulary import (  # noqa: F401  (re-exported: the loader's public names)
+    CAPTURE_TYPES, COMPONENTS, FACTS, ROLES, SEVERITIES, SLUG_RE, SYMPTOM_DEF_KEYS, SYMPTOM_USE_KEYS,
+    VERSION_COMPONENTS,
 )
 
 SYMPTOMS_DIR = "symptoms"

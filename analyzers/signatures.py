@@ -1,7 +1,7 @@
 """All signatures of all runbooks compiled into one multi-pattern matcher.
 
-Hyperscan finds candidate lines in one pass over the bytes (ARCHITECTURE.md:
-Spark SQL regex is two orders of magnitude too slow); Python `re` then
+Hyperscan finds candidate lines in one pass over the bytes (Spark SQL regex is
+two orders of magnitude too slow: docs/architecture.md); Python `re` then
 confirms each candidate line and extracts the named captures. Patterns are
 compiled with HS_FLAG_PREFILTER, so Hyperscan may report more than the
 pattern matches but never less: the confirmation step keeps results exact.

@@ -1,4 +1,4 @@
-"""Is it text, in which encoding, and a streamed copy of it as UTF-8 (reliability-notes C4).
+"""Is it text, in which encoding, and a streamed copy of it as UTF-8 (docs/reliability.md C4).
 
 sniff() looks at the first 64 KiB only:
 

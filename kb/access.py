@@ -44,27 +44,30 @@ def is_member(user: Any, team: Team | int) -> bool:
         user=user, team_id=team_id).exists()
 
 
-def is_admin(user: Any, team: Team | int) -> bool:
-    team_id = team if isinstance(team, int) else team.pk
-    return bool(getattr(user, "is_authenticated", False)) and Membership.objects.filter(
-        user=user, team_id=team_id, role=Membership.Role.ADMIN).exists()
-
-
 def require_member(user: Any, team: Team | int) -> None:
     if not is_member(user, team):
         raise PermissionDenied("Only members of the team may do this.")
 
 
+def admin_team_ids(user: Any) -> set[int]:
+    if not getattr(user, "is_authenticated", False):
+        return set()
+    return set(Membership.objects.filter(user=user, role=Membership.Role.ADMIN).values_list("team_id", flat=True))
+
+
+def authored_can_edit(obj: Annotation | RunbookNote, user: Any, admin_of: set[int]) -> bool:
+    """The edit rule of annotations and field notes: their author, or an admin of
+    their team. For many rows at once, with admin_of = admin_team_ids(user); the
+    rows must be of the user's teams (kb.access.visible)."""
+    return obj.author_id == user.pk or obj.team_id in admin_of
+
+
 def annotation_can_edit(*, annotation: Annotation, user: Any) -> bool:
-    if not is_member(user, annotation.team_id):
-        return False
-    return annotation.author_id == user.pk or is_admin(user, annotation.team_id)
+    return is_member(user, annotation.team_id) and authored_can_edit(annotation, user, admin_team_ids(user))
 
 
 def runbook_note_can_edit(*, note: RunbookNote, user: Any) -> bool:
-    if not is_member(user, note.team_id):
-        return False
-    return note.author_id == user.pk or is_admin(user, note.team_id)
+    return is_member(user, note.team_id) and authored_can_edit(note, user, admin_team_ids(user))
 
 
 def runbook_can_edit(*, user: Any, runbook: Runbook) -> bool:

@@ -1,4 +1,4 @@
-"""The token HTTP API (CONTRACT section 3), mounted at /api/v1/ by kb/urls_pipeline.py.
+"""The token HTTP API (docs/contract.md §3), mounted at /api/v1/ by kb/urls_pipeline.py.
 
     POST /api/v1/analyses          multipart file=<bundle>[, incident=<id>] -> 202 {"id", "url"}
     GET  /api/v1/analyses/{id}     -> {"id", "status", "progress", "error", "result"}
@@ -18,7 +18,9 @@ from django.urls import URLPattern, path, reverse
 from ninja import File, Form, NinjaAPI, Schema, Status
 from ninja.files import UploadedFile
 from ninja.security import HttpBearer
+from pydantic import TypeAdapter
 
+from analyzers.result import Result
 from kb.access import get_visible_or_404
 from kb.models import Analysis, Incident
 from kb.services.analyses import analysis_upload
@@ -60,7 +62,19 @@ COMMON_ERRORS = {
 
 class KbAPI(NinjaAPI):
     def get_openapi_schema(self, **kwargs):
+        """The document, with `result` described by analyzers/result.py (the typed
+        result classes) rather than as any object. The response itself is not
+        validated against them: it is the stored result, byte for byte."""
         schema = super().get_openapi_schema(**kwargs)
+        described = TypeAdapter(Result).json_schema(ref_template="#/components/schemas/{model}")
+        components = schema["components"]["schemas"]
+        components.update(described.pop("$defs"))
+        components["Result"] = described
+        result = components["AnalysisOut"]["properties"]["result"]
+        result.clear()
+        result.update({"anyOf": [{"$ref": "#/components/schemas/Result"}, {"type": "null"}],
+                       "description": "the result (docs/contract.md §2), when done"})
+        # Every operation lists the JSON errors it can answer (kb.middleware.ApiJsonErrorsMiddleware).
         body = {"application/json": {"schema": {"type": "object", "properties": {"detail": {"type": "string"}},
                                                 "required": ["detail"]}}}
         for operations in schema["paths"].values():

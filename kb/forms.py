@@ -20,17 +20,28 @@ class RunbookFilterForm(forms.Form):
     )
 
 
-class RunbookEditForm(forms.Form):
-    text = forms.CharField(
-        strip=False,
-        widget=forms.Textarea(attrs={"rows": 36, "spellcheck": "false", "class": "code-editor"}),
-        label="Runbook file (YAML front matter + Markdown)",
-    )
-    message = forms.CharField(
-        max_length=200, required=False, label="What changed",
-        widget=forms.TextInput(attrs={"placeholder": "e.g. raise the recommended retries"}),
-    )
+class FileEditForm(forms.Form):
+    """A catalog file in a textarea, the revision it was loaded from and what changed."""
+
+    rows, label, placeholder = 36, "File", ""
+    text = forms.CharField(strip=False, widget=forms.Textarea(
+        attrs={"spellcheck": "false", "class": "code-editor"}))
+    message = forms.CharField(max_length=200, required=False, label="What changed")
     base_revision = forms.IntegerField(required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["text"].label = self.label
+        self.fields["text"].widget.attrs["rows"] = self.rows
+        self.fields["message"].widget.attrs["placeholder"] = self.placeholder
+
+
+class RunbookEditForm(FileEditForm):
+    rows, label, placeholder = 36, "Runbook file (YAML front matter + Markdown)", "e.g. raise the recommended retries"
+
+
+class SymptomEditForm(FileEditForm):
+    rows, label, placeholder = 24, "Symptom file (YAML)", "e.g. add the Hadoop 2.x wording"
 
 
 class WordSearchForm(forms.Form):
@@ -43,19 +54,6 @@ class LogSearchForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false", "class": "code-editor",
                                      "placeholder": "Paste log lines or a stack trace"}),
     )
-
-
-class SymptomEditForm(forms.Form):
-    text = forms.CharField(
-        strip=False,
-        widget=forms.Textarea(attrs={"rows": 24, "spellcheck": "false", "class": "code-editor"}),
-        label="Symptom file (YAML)",
-    )
-    message = forms.CharField(
-        max_length=200, required=False, label="What changed",
-        widget=forms.TextInput(attrs={"placeholder": "e.g. add the Hadoop 2.x wording"}),
-    )
-    base_revision = forms.IntegerField(required=False, widget=forms.HiddenInput)
 
 
 class IncidentFilterForm(forms.Form):

@@ -1,8 +1,8 @@
 """Celery tasks: thin interfaces that take ids and call services (HackSoft,
-style-anchors 2 and 5). The services import lazily in the bodies, and nothing
+thin tasks, logic in services). The services import lazily in the bodies, and nothing
 here touches Spark: a pool child starts its SparkSession on its first task
 (analyzers.spark.get_spark), never at import and never in worker_process_init
-(reliability-notes A1).
+(docs/reliability.md A1).
 
 Reconciling: every worker's main process runs kb.services.reconcile.analysis_reconcile
 every KB_RECONCILE_INTERVAL seconds in a daemon thread started on `worker_ready`,
@@ -108,7 +108,7 @@ def _fail_unexpected(analysis_id: int, owner: str, exc: Exception) -> None:
 # inside SQLite, the database driver or redis-py copies their locks, held, into the
 # child, which then blocks on its first use of them for ever: the replacement child
 # sat in futex_wait and the tasks sent to it never started (tests/reliability; the
-# fork-with-threads hazard of reliability-notes A1.6). A pass runs under this lock,
+# fork-with-threads hazard of docs/reliability.md A1.6). A pass runs under this lock,
 # and every fork in the process waits for it (a pass takes milliseconds).
 _reconcile_lock = threading.Lock()
 os.register_at_fork(before=_reconcile_lock.acquire, after_in_parent=_reconcile_lock.release,

@@ -1,5 +1,5 @@
 """The upload handler (settings.FILE_UPLOAD_HANDLERS): every upload streams to
-a temporary file, and a request past the limits is cut short (reliability-notes
+a temporary file, and a request past the limits is cut short (docs/reliability.md
 C2: Django has no cap on uploaded file size of its own).
 
 - handle_raw_input: a Content-Length beyond UPLOAD_MAX_BYTES (plus room for the

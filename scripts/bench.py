@@ -14,7 +14,7 @@
    - the Spark engine on a warm session (--master, default local[2]): one
      analysis to warm (JVM, Python workers, Hyperscan databases), then the
      timed one, on --spark-mb;
-   - peak RSS of the analysing process for each --rss-mb size (local engine),
+   - peak RSS of the analyzing process for each --rss-mb size (local engine),
      and of the Spark driver plus its JVM and Python workers;
    - `grep -E -c` with every signature (as POSIX ERE, one alternation) over
      the same files, for a baseline.
@@ -37,6 +37,8 @@ import sys
 import time
 from multiprocessing import Pool
 from pathlib import Path
+
+from tests.helpers import CATALOG_SLUGS
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = ROOT / "tests" / "fixtures" / "seed-bundles"
@@ -567,20 +569,8 @@ def _tree_cpu_seconds(root: int) -> float:
     return total
 
 
-# The catalog of the first build: the scan speed with today's catalog is compared
-# with the speed with these alone, on the same bundle in the same run.
-FIRST_WAVE = (
-    "hdfs-openforwrite-after-interrupted-close", "kernel-soft-lockup-stalls-jvm",
-    "hdfs-close-not-enough-replicas", "flink-zk-suspended-lost-leadership",
-    "hdfs-pipeline-recovery-no-good-datanode", "flink-filesink-too-many-buckets",
-    "container-oom-killed", "jvm-long-gc-pause", "jvm-heap-oom", "jvm-metaspace-oom",
-    "jvm-native-thread-limit", "too-many-open-files", "disk-full", "yarn-container-memory-exceeded",
-    "yarn-local-dirs-bad", "hdfs-namenode-safemode", "hdfs-datanode-xceiver-limit",
-    "hdfs-block-missing", "hdfs-lease-expired", "hdfs-slow-datanode-io", "flink-checkpoint-expired",
-    "flink-akka-ask-timeout", "flink-insufficient-network-buffers", "kafka-not-leader-for-partition",
-    "kafka-offset-out-of-range", "kafka-consumer-poll-timeout", "spark-shuffle-fetch-failed",
-    "hbase-regionserver-session-expired", "hbase-region-too-busy", "zookeeper-too-many-connections",
-)
+# The catalog of the first build (tests/helpers.CATALOG_SLUGS): the scan speed with
+# today's catalog is compared with the speed with these alone, on the same bundle.
 TARGET_CATALOG_RATIO = 0.8  # the grown catalog scans at >= 80 % of the first wave's speed
 
 
@@ -589,7 +579,7 @@ def measure(engine: str, bundle: str, master: str, first_wave: bool = False) -> 
     from analyzers.runbooks import load_runbooks
 
     runbooks = [rb.meta for rb in load_runbooks(RUNBOOKS).runbooks.values()
-                if not first_wave or rb.slug in FIRST_WAVE]
+                if not first_wave or rb.slug in CATALOG_SLUGS]
     scan_seconds: list[float] = []
     scan_cpu: list[float] = []
     cpu = time.process_time if engine == "local" else (lambda: _tree_cpu_seconds(os.getpid()))

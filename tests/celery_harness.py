@@ -1,7 +1,7 @@
 """Real parts for pipeline tests: a redis-server on a free loopback port and a
 Celery worker subprocess (`python -m celery -A kb worker --pool prefork`),
 sharing one SQLite file with the test process. Never eager mode, never mocks
-(reliability-notes B1 "Testing").
+(docs/reliability.md B1).
 
 How the database is shared: pytest-django's test database is SQLite in
 memory, which a subprocess cannot open. `shared_db` (module scope) copies its

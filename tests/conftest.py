@@ -6,6 +6,10 @@
 - carol is staff: she may edit every runbook.
 - mallory is in another team (Other) as admin: she may edit unowned runbooks
   but not Ops-owned ones.
+- incident / analysis: alice's Ops incident with a done analysis of two
+  findings; other_incident: mallory's, in team Other. What they are made of,
+  and build_world (everything a team can own, for the access-control and
+  rendering tests), are in tests/cast.py.
 """
 
 from __future__ import annotations
@@ -255,6 +259,39 @@ def mallory(other_team):
     user = _user("mallory")
     Membership.objects.create(user=user, team=other_team, role=Membership.Role.ADMIN)
     return user
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # PBKDF2 costs ~0.3 s per user; no test needs a strong hash. The default hashers
+    # stay after it, so users a session-wide fixture made before (browser tests) still log in.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher", *settings.PASSWORD_HASHERS]
+
+
+@pytest.fixture
+def incident(team, alice):
+    """An Ops incident of alice's (tests/cast.py)."""
+    from tests.cast import make_incident
+
+    return make_incident(team=team, user=alice)
+
+
+@pytest.fixture
+def analysis(incident, alice):
+    """A done analysis of `incident` with two findings, disk-full and jvm-long-gc-pause."""
+    from tests.cast import make_analysis
+
+    return make_analysis(incident=incident, user=alice)
+
+
+@pytest.fixture
+def other_incident(other_team, mallory):
+    """Mallory's incident in team Other, with an analysis of the same runbooks."""
+    from tests.cast import make_analysis, make_incident
+
+    incident = make_incident(team=other_team, user=mallory, title="Other team's disk problem")
+    make_analysis(incident=incident, user=mallory)
+    return incident
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@
         ... SPARK_MASTER=cluster.url ...
 
 The pip package has bin/spark-class but not sbin/start-master.sh, so both
-daemons run in the foreground through spark-class (reliability-notes A5), each
+daemons run in the foreground through spark-class (docs/reliability.md A5), each
 in its own process group: stopping a group also stops the executor JVMs the
 worker launched. Ports are picked free; logs are kept for failure messages.
 """

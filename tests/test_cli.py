@@ -1,4 +1,4 @@
-"""`manage.py analyze` (CONTRACT section 2): JSON on stdout, exit 0; unusable input exits 2
+"""`manage.py analyze` (docs/contract.md §2): JSON on stdout, exit 0; unusable input exits 2
 with one clear line on stderr naming the file, never a traceback."""
 
 import gzip
@@ -72,6 +72,7 @@ def test_it_rejects_a_truncated_archive(tmp_path):
     assert_rejected(analyze(cut), "cut.tgz")
 
 
+@pytest.mark.slow
 def test_it_rejects_a_gzip_bomb(tmp_path):
     # Highly compressible text (not zeros, which would just be skipped as binary).
     bomb = tmp_path / "app.log.gz"
@@ -122,6 +123,7 @@ def test_it_reads_gbk_encoded_logs(tmp_path):
     assert out["files"][0]["encoding"].lower().replace("-", "") in ("gb18030", "gbk")
 
 
+@pytest.mark.slow
 def test_it_finds_a_signature_at_the_end_of_a_50_mb_line(tmp_path):
     log = tmp_path / "long.log"
     with open(log, "wb") as fh:

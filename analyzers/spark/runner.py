@@ -1,6 +1,6 @@
-"""The Spark RangeRunner: the engine's ScanTasks scanned in Spark tasks.
+"""The Spark RangeRunner: the engine's ByteRanges scanned in Spark tasks.
 
-What the engine gives a runner is a list of ScanTasks (byte ranges of staged
+What the engine gives a runner is a list of ByteRanges (byte ranges of staged
 files); what it wants back is one RangeResult per task, in task order,
 exactly what run_ranges_local would return. This runner:
 
@@ -44,7 +44,7 @@ from analyzers.signatures import Signature
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from analyzers.engine import ScanTask
+    from analyzers.engine import ByteRange
 
 # Bytes one Spark task scans, at most; the engine's RANGE_BYTES, so one range is
 # one piece. Smaller pieces cost more than Spark's per-task overhead
@@ -81,7 +81,7 @@ class SparkRangeRunner:
         self.progress = progress
         self._record_start = record_start   # None: analyzers.timestamps.is_record_start, on the executor
 
-    def __call__(self, tasks: Sequence[ScanTask], signatures: list[Signature],
+    def __call__(self, tasks: Sequence[ByteRange], signatures: list[Signature],
                  max_line: int) -> list[RangeResult]:
         if not tasks:
             return []
@@ -137,7 +137,7 @@ def auto_piece_bytes(total: int, parallelism: int) -> int:
     return max(MIN_PIECE_BYTES, min(PIECE_BYTES, -(-total // (4 * max(1, parallelism)))))
 
 
-def split(tasks: Sequence[ScanTask], piece_bytes: int) -> list[Piece]:
+def split(tasks: Sequence[ByteRange], piece_bytes: int) -> list[Piece]:
     """Each task cut into consecutive pieces of at most piece_bytes, in task order."""
     out: list[Piece] = []
     for i, t in enumerate(tasks):
@@ -176,7 +176,7 @@ def scan_partition(signatures: list[Signature], max_line: int, done, record_star
             yield task_idx, piece_idx, result
 
 
-def merge(tasks: Sequence[ScanTask], scanned: Iterable[tuple[int, int, RangeResult]]) -> list[RangeResult]:
+def merge(tasks: Sequence[ByteRange], scanned: Iterable[tuple[int, int, RangeResult]]) -> list[RangeResult]:
     """The pieces of each task joined into the RangeResult one scan of the task gives."""
     pieces: list[list[tuple[int, RangeResult]]] = [[] for _ in tasks]
     for task_idx, piece_idx, result in scanned:

@@ -1,6 +1,6 @@
 """One SparkSession per process, created on first use and then kept warm.
 
-Rules (reliability-notes A1, A2):
+Rules (docs/reliability.md A1):
 - never at import time: importing this module does not import pyspark, let
   alone start a JVM; the first get_spark() call does;
 - never shared across fork(): the session is remembered together with the pid

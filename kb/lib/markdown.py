@@ -1,6 +1,6 @@
 """Runbook Markdown -> safe HTML.
 
-Two layers (reliability-notes D): Python-Markdown with raw HTML switched off,
+Two layers (docs/reliability.md D): Python-Markdown with raw HTML switched off,
 so `<b>` or `<script>` in a runbook shows as text; then nh3 with an allow-list
 (no images, no style, http/https/mailto links only, rel="noopener noreferrer").
 Only the output of markdown_render may be marked safe in a template.

@@ -82,7 +82,7 @@ class Analysis(models.Model):
     bytes_done = models.BigIntegerField(default=0)
     bytes_total = models.BigIntegerField(default=0)
     error = models.TextField(blank=True)
-    result = models.JSONField(null=True, blank=True)         # CONTRACT section 2 JSON
+    result = models.JSONField(null=True, blank=True)         # the result, docs/contract.md §2
     engine = models.CharField(max_length=10, blank=True)
     runbooks_digest = models.CharField(max_length=64, blank=True)  # which runbook versions it used
     attempts = models.PositiveSmallIntegerField(default=0)

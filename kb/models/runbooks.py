@@ -64,10 +64,9 @@ class Symptom(models.Model):
         return self.id
 
 
-class SymptomRevision(models.Model):
-    """One saved state of a library symptom: the YAML file as written."""
+class FileRevision(models.Model):
+    """One saved state of a file of the catalog, as written (the number counts per file)."""
 
-    symptom = models.ForeignKey(Symptom, models.CASCADE, related_name="revisions")
     number = models.PositiveIntegerField()
     text = models.TextField()
     author = models.ForeignKey(
@@ -75,6 +74,15 @@ class SymptomRevision(models.Model):
     )
     created = models.DateTimeField(auto_now_add=True)
     message = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+class SymptomRevision(FileRevision):
+    """One saved state of a library symptom: the YAML file as written."""
+
+    symptom = models.ForeignKey(Symptom, models.CASCADE, related_name="revisions")
 
     class Meta:
         ordering = ["symptom", "-number"]
@@ -161,17 +169,10 @@ class Reference(models.Model):
         ordering = ["runbook", "position"]
 
 
-class RunbookRevision(models.Model):
+class RunbookRevision(FileRevision):
     """One saved state of a runbook: the whole Markdown file as written."""
 
     runbook = models.ForeignKey(Runbook, models.CASCADE, related_name="revisions")
-    number = models.PositiveIntegerField()
-    text = models.TextField()
-    author = models.ForeignKey(
-        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    created = models.DateTimeField(auto_now_add=True)
-    message = models.CharField(max_length=200, blank=True)
 
     class Meta:
         ordering = ["runbook", "-number"]

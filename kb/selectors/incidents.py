@@ -2,7 +2,7 @@
 
 Every query that starts from a user goes through kb.access, so another
 team's rows never reach a page. `analysis_report` turns a stored result
-(CONTRACT section 2) into what the templates show; templates only format.
+(docs/contract.md §2) into what the templates show; templates only format.
 """
 
 from __future__ import annotations
@@ -92,9 +92,14 @@ def incident_detail(*, incident: Incident) -> dict[str, Any]:
 
 # -- analysis report -----------------------------------------------------------
 
-def _explanation(lines: list[str]) -> list[dict[str, Any]]:
+def _explanation(finding: dict[str, Any]) -> list[dict[str, Any]]:
+    """The contributions to a finding's confidence. Results stored before
+    `reasons` existed carry only the explanation lines: those are read as they are."""
+    if "reasons" in finding:
+        return [{"delta": f"{r['weight']:+.2f}", "up": r["weight"] >= 0, "text": r["text"]}
+                for r in finding["reasons"]]
     out = []
-    for line in lines or []:
+    for line in finding.get("explanation") or []:
         m = EXPLANATION_RE.match(str(line))
         if m:
             delta = float(m.group("delta"))
@@ -192,7 +197,7 @@ def analysis_report(*, analysis: Analysis) -> dict[str, Any]:
         confidence = float(f.get("confidence") or 0)
         findings.append({
             **f, "rank": rank, "colour": colours[f["runbook"]], "percent": round(confidence * 100),
-            "explanation_items": _explanation(f.get("explanation") or []), "evidence": evidence,
+            "explanation_items": _explanation(f), "evidence": evidence,
             "knobs": _knobs(f.get("knobs") or []),
             "fix_groups": _fix_groups(f.get("fix_steps") or [], f"cmd-a{analysis.pk}-{rank}"),
             "hosts": sorted({e.get("host") for e in evidence if e.get("host")}),

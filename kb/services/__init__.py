@@ -1,9 +1,19 @@
-"""Business logic (HackSoft style): <entity>_<action>(*, ...) functions.
+"""Business logic (HackSoft style): <entity>_<action>(*, ...) functions; the
+only place Django calls the engine (analyzers). Reads for pages are in
+kb.selectors, who may do what in kb.access, pure helpers in kb.lib.
 
-runbooks.py  runbook_save, runbook_update
-sync.py      runbook_sync
-export.py    runbook_text, runbook_export
-search.py    runbook_search_words, runbook_search_log (log_match.py: fallback matcher)
-markdown.py  markdown_render
-revisions.py revision_diff
+analyses.py       analysis_upload, analysis_start, analysis_run (stage, scan, store), progress
+leases.py         the lease protocol: analysis_claim, analysis_extend_lease, analysis_release, analysis_fail
+reconcile.py      analysis_reconcile (queued never sent, running whose worker died)
+staged.py         staged_dir, staged_manifest_write, analysis_staged_file
+bundles.py        bundle_store, bundle_limits, bundle_default_team, bundle_incident_for_upload
+incidents.py      incident_create, incident_update, analysis_context (lines around evidence)
+activity.py       activity_record (the one writer of an incident's activity stream)
+collab.py         annotations, runbook field notes, finding feedback, follows (writes)
+notifications.py  notification_*, notify_mentions, collab_analysis_finished
+tokens.py         token_create, token_authenticate, token_revoke
+search.py         runbook_search_words, runbook_search_log
+runbooks.py       runbook_save, runbook_update
+sync.py           runbook_sync
+export.py         runbook_text, runbook_export
 """

@@ -89,7 +89,7 @@ def analysis_start(*, bundle: Bundle) -> Analysis:
     return analysis
 
 
-def analysis_reanalyse(*, analysis: Analysis) -> Analysis:
+def analysis_reanalyze(*, analysis: Analysis) -> Analysis:
     """A fresh analysis of the same bundle (after runbooks changed); the old one stays."""
     return analysis_start(bundle=analysis.bundle)
 
@@ -135,7 +135,7 @@ def analysis_discard_staged(*, analysis_id: int) -> None:
 
 
 def analysis_run(*, analysis_id: int, owner: str) -> bool:
-    """Claim and analyse. False when another delivery holds (or finished) it.
+    """Claim and analyze. False when another delivery holds (or finished) it.
 
     Bad input (BundleError) fails the analysis with its one-line message; other
     exceptions propagate to the task, which decides (retry, fail)."""
@@ -154,7 +154,7 @@ def analysis_run(*, analysis_id: int, owner: str) -> bool:
     try:
         runner = _runner(engine, analysis_id, owner, progress)
         with Heartbeat(analysis_id, owner):
-            result = _analyse(analysis, runbooks, runner, progress, workdir)
+            result = _analyze(analysis, runbooks, runner, progress, workdir)
     except (BundleError, SparkUnavailable) as exc:
         shutil.rmtree(workdir, ignore_errors=True)
         analysis_fail(analysis_id=analysis_id, owner=owner, error=str(exc))
@@ -170,7 +170,7 @@ def analysis_run(*, analysis_id: int, owner: str) -> bool:
 def _runner(engine: str, analysis_id: int, owner: str, progress: _Progress) -> Runner:
     from analyzers.runners import EngineStartError, make_runner
 
-    # Spark starts here, before this process starts any thread (reliability-notes A1.6);
+    # Spark starts here, before this process starts any thread (docs/reliability.md A1.6);
     # 20-60 s of JVM start: hold the lease meanwhile.
     hold = partial(analysis_extend_lease, analysis_id=analysis_id, owner=owner,
                    seconds=settings.KB_STARTUP_LEASE_SECONDS)
@@ -181,7 +181,7 @@ def _runner(engine: str, analysis_id: int, owner: str, progress: _Progress) -> R
                                "(check the worker's JAVA_HOME and SPARK_MASTER)") from exc
 
 
-def _analyse(analysis: Analysis, runbooks, runner: Runner, progress: _Progress, workdir: Path):
+def _analyze(analysis: Analysis, runbooks, runner: Runner, progress: _Progress, workdir: Path):
     from analyzers.engine import analyze_staged
 
     shutil.rmtree(workdir, ignore_errors=True)       # a redelivery starts clean
@@ -194,7 +194,7 @@ def _analyse(analysis: Analysis, runbooks, runner: Runner, progress: _Progress, 
     staged = stage_logs([str(source)], str(workdir), limits, label=source.name)
     result = analyze_staged(staged, runbooks, engine=runner.engine, limits=limits, runner=runner.run,
                             range_bytes=runner.range_bytes, started=t0, startup_seconds=runner.startup_seconds,
-                            progress=progress.stage)
+                            progress=progress)
     staged_manifest_write(bundle=analysis.bundle, analysis_id=analysis.id, files=staged.files)
     return result
 
@@ -237,7 +237,7 @@ def _digest(runbooks: list[dict[str, Any]]) -> str:
 
 
 class _Progress:
-    """Progress onto the row: stage changes at once, bytes at most once a second.
+    """analyzers.model.Progress onto the row: stage changes at once, bytes at most once a second.
     Each write renews the lease; finding the lease gone stops the analysis."""
 
     def __init__(self, analysis_id: int, owner: str):
@@ -245,7 +245,7 @@ class _Progress:
         self.name, self.done, self.total = "", 0, 0
         self.last = 0.0
 
-    def stage(self, name: str, _value: int = 0) -> None:
+    def stage(self, name: str) -> None:
         self.name = name
         self._write(force=True)
 

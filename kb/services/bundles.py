@@ -1,5 +1,5 @@
 """Uploaded bundles on disk: BUNDLES_DIR/<code>/upload (the name is ours; the
-user's file name is kept for display only, reliability-notes C1).
+user's file name is kept for display only, docs/reliability.md C1).
 
     BUNDLES_DIR/<code>/upload                   the bytes as uploaded
     BUNDLES_DIR/<code>/staged/<analysis id>/    what an analysis unpacked (see analyses.py)

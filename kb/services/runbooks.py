@@ -13,11 +13,7 @@ from django.db import transaction
 from analyzers.runbooks import RunbookError, parse_runbook
 from analyzers.runbooks import Runbook as ParsedRunbook
 from kb.models import Fix, FixStep, Knob, Reference, Runbook, RunbookRevision, RunbookSymptom, Symptom, Ticket
-from kb.services.symptoms import db_library
-
-
-class RunbookConflict(RunbookError):
-    """The runbook was saved by someone else since the editor loaded it."""
+from kb.services.symptoms import db_library, revision_check_base
 
 
 def runbook_file_path(slug: str) -> str:
@@ -128,12 +124,7 @@ def runbook_update(
     _check_differential(parsed, path)
     with transaction.atomic():
         locked = Runbook.objects.select_for_update().get(pk=runbook.pk)
-        last = locked.revisions.order_by("-number").first()
-        if base_revision is not None and last is not None and last.number != base_revision:
-            raise RunbookConflict(
-                f"{path}: revision {last.number} was saved after the one you edited "
-                f"({base_revision}); reload the page and apply your change again"
-            )
-        before = last.number if last else 0
+        before = revision_check_base(last=locked.revisions.order_by("-number").first(),
+                                     base_revision=base_revision, path=path)
         saved, _ = runbook_save(parsed=parsed, text=text, author=author, message=message)
         return saved.revisions.filter(number__gt=before).order_by("-number").first()

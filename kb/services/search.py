@@ -61,7 +61,7 @@ def runbook_search_words(*, q: str, limit: int = 50) -> list[WordHit]:
 def runbook_search_log(*, text: str) -> dict[str, Any]:
     """Match a pasted log excerpt against every runbook's signatures.
 
-    Returns the engine result (CONTRACT.md section 2 shape) with Runbook rows
+    Returns the engine result (docs/contract.md §2) with Runbook rows
     attached for the page: findings[i]["runbook_obj"]; for each symptom its
     candidate runbooks split into "explained_by" (already findings) and
     "candidates" (possible causes that the excerpt alone cannot confirm).

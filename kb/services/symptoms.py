@@ -24,8 +24,18 @@ from analyzers.runbooks import (
 from kb.models import Runbook, Symptom, SymptomRevision
 
 
-class SymptomConflict(RunbookError):
-    """The symptom was saved by someone else since the editor loaded it."""
+class RevisionConflict(RunbookError):
+    """The file was saved by someone else since the editor loaded it."""
+
+
+def revision_check_base(*, last: Any, base_revision: int | None, path: str) -> int:
+    """The number of the latest revision, after refusing an edit of an older one."""
+    if base_revision is not None and last is not None and last.number != base_revision:
+        raise RevisionConflict(
+            f"{path}: revision {last.number} was saved after the one you edited "
+            f"({base_revision}); reload the page and apply your change again"
+        )
+    return last.number if last else 0
 
 
 def symptom_file_path(symptom_id: str) -> str:
@@ -127,13 +137,8 @@ def symptom_update(
     _check_users(symptom.id, library, path)
     with transaction.atomic():
         locked = Symptom.objects.select_for_update().get(pk=symptom.pk)
-        last = locked.revisions.order_by("-number").first()
-        if base_revision is not None and last is not None and last.number != base_revision:
-            raise SymptomConflict(
-                f"{path}: revision {last.number} was saved after the one you edited "
-                f"({base_revision}); reload the page and apply your change again"
-            )
-        before = last.number if last else 0
+        before = revision_check_base(last=locked.revisions.order_by("-number").first(),
+                                     base_revision=base_revision, path=path)
         saved, _ = symptom_save(definition=definition, text=text, author=author, message=message)
         runbooks_resolve(symptom_ids=[saved.id], library=library)
         return saved.revisions.filter(number__gt=before).order_by("-number").first()

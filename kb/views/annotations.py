@@ -23,13 +23,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from kb.access import annotation_can_edit, get_visible_or_404, is_admin
+from kb.access import admin_team_ids, annotation_can_edit, authored_can_edit, get_visible_or_404
 from kb.forms import AnnotationForm
 from kb.lib.timeline import evidence_anchor
 from kb.models import Analysis, Annotation, Incident
 from kb.selectors.collab import annotation_for_finding, annotation_list, annotation_target_label
 from kb.services import collab
-from kb.views.collab import analysis_or_404, back_to, form_errors, incident_or_404
+from kb.views.collab import analysis_or_404, back_to, form_errors, incident_or_404, note_edit_form
 
 MAX_LINE_NUMBER = 10**9
 
@@ -64,10 +64,11 @@ def _finding_key(analysis_id: int, slug: str) -> str:
     return f"notes-a{analysis_id}-{slug}"
 
 
-def _decorate(annotations, user, team_admin: bool) -> list[Annotation]:
+def _decorate(annotations, user) -> list[Annotation]:
+    admin_of = admin_team_ids(user)
     out = []
     for a in annotations:
-        a.can_edit = a.author_id == user.pk or team_admin
+        a.can_edit = authored_can_edit(a, user, admin_of)
         a.label = annotation_target_label(a)
         a.permalink = annotation_url(a)
         if a.kind == "evidence":
@@ -85,7 +86,6 @@ def _panel(request: HttpRequest, *, incident: Incident, analysis: Analysis | Non
            path: str = "", line: int | None = None, form: AnnotationForm | None = None,
            errors: list[str] | None = None) -> dict[str, Any]:
     """Context of the annotation panel (_annotations.html) for one target."""
-    admin = is_admin(request.user, incident.team_id)
     if analysis is None:
         annotations = annotation_list(incident=incident)
         key, title = f"notes-incident-{incident.pk}", "Everything noted on this incident"
@@ -102,7 +102,7 @@ def _panel(request: HttpRequest, *, incident: Incident, analysis: Analysis | Non
         "panel": {"key": key, "title": title, "post_url": post_url, "incident": incident, "analysis": analysis,
                   "slug": slug, "path": path, "line": line,
                   "anchor": evidence_anchor(path, line) if path else ""},
-        "annotations": _decorate(annotations, request.user, admin),
+        "annotations": _decorate(annotations, request.user),
         "form": form or AnnotationForm(),
         "errors": errors or [],
     }
@@ -174,9 +174,8 @@ def _annotations(request: HttpRequest, *, incident: Incident, analysis: Analysis
 def annotation_permalink(request: HttpRequest, pk: int) -> HttpResponse:
     annotation = _annotation(request, pk)
     if request.htmx:   # "Cancel" of an edit: the item again
-        admin = is_admin(request.user, annotation.team_id)
         return render(request, "kb/_annotation.html",
-                      {"a": _decorate([annotation], request.user, admin)[0]})
+                      {"a": _decorate([annotation], request.user)[0]})
     return redirect(annotation_url(annotation))
 
 
@@ -186,29 +185,17 @@ def annotation_edit(request: HttpRequest, pk: int) -> HttpResponse:
     annotation = _annotation(request, pk)
     if not annotation_can_edit(annotation=annotation, user=request.user):
         raise PermissionDenied("Only the author or a team admin edits an annotation.")
-    errors: list[str] = []
-    if request.method == "POST":
-        form = AnnotationForm(request.POST)
-        if form.is_valid():
-            try:
-                collab.annotation_edit(annotation=annotation, user=request.user, body=form.cleaned_data["body"])
-            except ValidationError as exc:
-                errors = form_errors(exc)
-            else:
-                if request.htmx:
-                    return render(request, "kb/_annotation.html",
-                                  {"a": _decorate([annotation], request.user, True)[0]})
-                messages.success(request, "Note saved.")
-                return redirect(annotation_url(annotation))
-        else:
-            errors = [e for es in form.errors.values() for e in es]
-    else:
-        form = AnnotationForm(initial={"body": annotation.body})
-    ctx = {"a": annotation, "form": form, "errors": errors,
-           "action": reverse("annotation_edit", args=[annotation.pk])}
-    if request.htmx:
-        return render(request, "kb/_annotation_form.html", ctx)
-    return render(request, "kb/_annotation_edit_page.html", ctx, status=400 if errors else 200)
+
+    def saved() -> HttpResponse:
+        if request.htmx:
+            return render(request, "kb/_annotation.html", {"a": _decorate([annotation], request.user)[0]})
+        messages.success(request, "Note saved.")
+        return redirect(annotation_url(annotation))
+
+    return note_edit_form(
+        request, annotation, saved=saved,
+        save=lambda body: collab.annotation_edit(annotation=annotation, user=request.user, body=body),
+        action=reverse("annotation_edit", args=[annotation.pk]))
 
 
 @require_POST

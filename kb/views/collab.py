@@ -16,7 +16,7 @@ another team's ids are 404s; CSRF applies to every POST.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -27,9 +27,9 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from kb.access import get_visible_or_404, runbook_note_can_edit
+from kb.access import admin_team_ids, authored_can_edit, get_visible_or_404, runbook_note_can_edit
 from kb.forms import AnnotationForm, FeedbackForm, RunbookNoteForm
-from kb.models import Analysis, Incident, Runbook, RunbookNote, Team
+from kb.models import Analysis, Annotation, Incident, Runbook, RunbookNote
 from kb.selectors.collab import (
     activity_list,
     feedback_for_finding,
@@ -67,6 +67,32 @@ def back_to(request: HttpRequest, fallback: str) -> HttpResponse:
                                                    require_https=request.is_secure()):
         return redirect(target)
     return redirect(fallback)
+
+
+def note_edit_form(request: HttpRequest, obj: Annotation | RunbookNote, *, save: Callable[[str], object],
+                   saved: Callable[[], HttpResponse], **ctx: Any) -> HttpResponse:
+    """The edit form of an annotation or a field note: a GET shows it, a valid POST
+    saves the body through `save` and answers `saved()`, a refused one shows the
+    form again with the reasons (400 without htmx). `ctx`: the template's action,
+    and for a field note note/cancel_url."""
+    errors: list[str] = []
+    if request.method == "POST":
+        form = AnnotationForm(request.POST)
+        if form.is_valid():
+            try:
+                save(form.cleaned_data["body"])
+            except ValidationError as exc:
+                errors = form_errors(exc)
+            else:
+                return saved()
+        else:
+            errors = [e for es in form.errors.values() for e in es]
+    else:
+        form = AnnotationForm(initial={"body": obj.body})
+    ctx = {"a": obj, "form": form, "errors": errors, **ctx}
+    if request.htmx:
+        return render(request, "kb/_annotation_form.html", ctx)
+    return render(request, "kb/_annotation_edit_page.html", ctx, status=400 if errors else 200)
 
 
 def _feedback_ctx(request: HttpRequest, analysis: Analysis, slug: str, errors: list[str] | None = None,
@@ -150,11 +176,10 @@ def incident_similar(request: HttpRequest, incident_id: int) -> HttpResponse:
 def _notes_ctx(request: HttpRequest, runbook: Runbook, form: RunbookNoteForm | None = None,
                errors: list[str] | None = None) -> dict[str, Any]:
     teams = user_teams(user=request.user)
-    admin_of = set(Team.objects.filter(memberships__user=request.user, memberships__role="admin")
-                   .values_list("pk", flat=True))
+    admin_of = admin_team_ids(request.user)
     notes = list(runbook_note_list(runbook=runbook, user=request.user))
     for n in notes:
-        n.can_edit = n.author_id == request.user.pk or n.team_id in admin_of
+        n.can_edit = authored_can_edit(n, request.user, admin_of)
     return {"runbook": runbook, "notes": notes, "teams": list(teams),
             "form": form or RunbookNoteForm(teams=teams), "errors": errors or [],
             "stats": runbook_feedback_stats(slug=runbook.slug, user=request.user)}
@@ -194,27 +219,17 @@ def runbook_note_edit(request: HttpRequest, pk: int) -> HttpResponse:
     note = _note(request, pk)
     if not runbook_note_can_edit(note=note, user=request.user):
         raise PermissionDenied("Only the author or a team admin edits a note.")
-    errors: list[str] = []
-    if request.method == "POST":
-        form = AnnotationForm(request.POST)
-        if form.is_valid():
-            try:
-                collab.runbook_note_edit(note=note, user=request.user, body=form.cleaned_data["body"])
-            except ValidationError as exc:
-                errors = form_errors(exc)
-            else:
-                if request.htmx:
-                    return render(request, "kb/_field_notes.html", _notes_ctx(request, note.runbook))
-                return redirect(reverse("runbook_detail", args=[note.runbook.slug]) + "#field-notes")
-        else:
-            errors = [e for es in form.errors.values() for e in es]
-    else:
-        form = AnnotationForm(initial={"body": note.body})
-    ctx = {"a": note, "form": form, "errors": errors, "action": reverse("runbook_note_edit", args=[note.pk]),
-           "note": True, "cancel_url": reverse("runbook_notes", args=[note.runbook.slug])}
-    if request.htmx:
-        return render(request, "kb/_annotation_form.html", ctx)
-    return render(request, "kb/_annotation_edit_page.html", ctx, status=400 if errors else 200)
+
+    def saved() -> HttpResponse:
+        if request.htmx:
+            return render(request, "kb/_field_notes.html", _notes_ctx(request, note.runbook))
+        return redirect(reverse("runbook_detail", args=[note.runbook.slug]) + "#field-notes")
+
+    return note_edit_form(
+        request, note, saved=saved,
+        save=lambda body: collab.runbook_note_edit(note=note, user=request.user, body=body),
+        action=reverse("runbook_note_edit", args=[note.pk]),
+        note=True, cancel_url=reverse("runbook_notes", args=[note.runbook.slug]))
 
 
 @require_POST

@@ -2,7 +2,7 @@
 
     GET/POST /incidents/<id>/upload/        the form; a POST stores the bundle and queues an analysis
     GET      /analyses/<id>/progress/       the progress partial htmx polls every second until done
-    POST     /analyses/<id>/reanalyse/      a fresh analysis of the same bundle (after runbooks changed)
+    POST     /analyses/<id>/reanalyze/      a fresh analysis of the same bundle (after runbooks changed)
 
 The page works without JavaScript (a plain multipart POST, then a redirect);
 static/kb-upload.js sends the same POST with XMLHttpRequest to show a real
@@ -85,7 +85,7 @@ def analysis_progress(request: HttpRequest, analysis_id: int) -> HttpResponse:
 
 
 @require_POST
-def analysis_reanalyse(request: HttpRequest, analysis_id: int) -> HttpResponse:
+def analysis_reanalyze(request: HttpRequest, analysis_id: int) -> HttpResponse:
     old = get_visible_or_404(Analysis.objects.select_related("bundle__incident"), request.user, id=analysis_id)
-    new = analyses.analysis_reanalyse(analysis=old)
+    new = analyses.analysis_reanalyze(analysis=old)
     return redirect(_progress_page(old.bundle.incident, new))

@@ -1,13 +1,14 @@
 from __future__ import annotations
 
-from django.contrib import messages
+from functools import partial
+
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
-from analyzers.runbooks import RunbookError
 from kb.access import runbook_can_edit
 from kb.forms import RunbookEditForm, RunbookFilterForm, WordSearchForm
 from kb.models import Runbook
@@ -21,6 +22,7 @@ from kb.selectors.runbooks import (
 )
 from kb.services.export import runbook_text
 from kb.services.runbooks import runbook_update
+from kb.views.editing import file_edit
 
 
 def _int_or_none(value: str | None) -> int | None:
@@ -71,31 +73,11 @@ def runbook_edit(request: HttpRequest, slug: str) -> HttpResponse:
     runbook = get_object_or_404(Runbook, slug=slug)
     if not runbook_can_edit(user=request.user, runbook=runbook):
         raise PermissionDenied("Only staff and team admins edit runbooks.")
-    if request.method == "POST":
-        form = RunbookEditForm(request.POST)
-        if form.is_valid():
-            try:
-                revision = runbook_update(
-                    runbook=runbook,
-                    text=form.cleaned_data["text"],
-                    author=request.user,
-                    message=form.cleaned_data["message"],
-                    base_revision=form.cleaned_data["base_revision"],
-                )
-            except RunbookError as exc:
-                form.add_error("text", str(exc))
-            else:
-                if revision is None:
-                    messages.info(request, "No changes: the file is the same as the saved one.")
-                else:
-                    messages.success(request, f"Saved revision {revision.number}.")
-                return redirect("runbook_detail", slug=runbook.slug)
-    else:
-        last = revision_latest(runbook=runbook)
-        form = RunbookEditForm(initial={
-            "text": runbook_text(runbook=runbook),
-            "base_revision": last.number if last else None,
-        })
+    form, response = file_edit(
+        request, RunbookEditForm, text=lambda: runbook_text(runbook=runbook), last=revision_latest(runbook=runbook),
+        save=partial(runbook_update, runbook=runbook), done=reverse("runbook_detail", args=[runbook.slug]))
+    if response is not None:
+        return response
     symptoms = runbook_detail_selector(runbook=runbook)["symptoms"]
     return render(request, "kb/runbook_edit.html", {"runbook": runbook, "form": form, "symptoms": symptoms})
 

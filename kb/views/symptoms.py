@@ -3,18 +3,20 @@ that share it, its editor and its history."""
 
 from __future__ import annotations
 
-from django.contrib import messages
+from functools import partial
+
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from analyzers.runbooks import RunbookError
 from kb.forms import SymptomEditForm
 from kb.models import RunbookSymptom, Symptom
 from kb.lib.revisions import revision_diff
 from kb.access import symptom_can_edit
 from kb.services.symptoms import symptom_text, symptom_update
+from kb.views.editing import file_edit
 
 
 def _int_or_none(value: str | None) -> int | None:
@@ -51,25 +53,11 @@ def symptom_edit(request: HttpRequest, symptom: str) -> HttpResponse:
     symptom = get_object_or_404(Symptom, id=symptom)
     if not symptom_can_edit(user=request.user, symptom=symptom):
         raise PermissionDenied("Only those who may edit every runbook using a symptom edit it.")
-    if request.method == "POST":
-        form = SymptomEditForm(request.POST)
-        if form.is_valid():
-            try:
-                revision = symptom_update(
-                    symptom=symptom, text=form.cleaned_data["text"], author=request.user,
-                    message=form.cleaned_data["message"], base_revision=form.cleaned_data["base_revision"],
-                )
-            except RunbookError as exc:
-                form.add_error("text", str(exc))
-            else:
-                if revision is None:
-                    messages.info(request, "No changes: the file is the same as the saved one.")
-                else:
-                    messages.success(request, f"Saved revision {revision.number}; "
-                                              f"{len(_uses(symptom))} runbook(s) use it.")
-                return redirect("symptom_detail", symptom=symptom.id)
-    else:
-        last = symptom.revisions.order_by("-number").first()
-        form = SymptomEditForm(initial={"text": symptom_text(symptom=symptom),
-                                        "base_revision": last.number if last else None})
-    return render(request, "kb/symptom_edit.html", {"symptom": symptom, "form": form, "uses": _uses(symptom)})
+    uses = _uses(symptom)
+    form, response = file_edit(
+        request, SymptomEditForm, text=lambda: symptom_text(symptom=symptom),
+        last=symptom.revisions.order_by("-number").first(), save=partial(symptom_update, symptom=symptom),
+        done=reverse("symptom_detail", args=[symptom.id]), saved_note=f" {len(uses)} runbook(s) use it.")
+    if response is not None:
+        return response
+    return render(request, "kb/symptom_edit.html", {"symptom": symptom, "form": form, "uses": uses})

@@ -1,4 +1,4 @@
-"""stage_bundle on hostile and messy input (reliability-notes C3, C4, checks U1-U15).
+"""stage_bundle on hostile and messy input (docs/reliability.md C3, C4, checks U1-U15).
 
 Every archive is built here, in tmp_path; no binary fixture is committed.
 """
@@ -478,6 +478,7 @@ def test_it_stops_past_the_unpacked_byte_budget(tmp_path):
         stage(tmp_path, t, max_unpacked_bytes=2 << 20)
 
 
+@pytest.mark.slow
 def test_it_stops_at_the_file_cap_for_100000_tiny_zip_members(tmp_path):
     path = tmp_path / "many.zip"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
@@ -489,6 +490,7 @@ def test_it_stops_at_the_file_cap_for_100000_tiny_zip_members(tmp_path):
     assert time.monotonic() - t0 < 1
 
 
+@pytest.mark.slow
 def test_it_stops_at_the_file_cap_for_100000_tiny_tar_members(tmp_path):
     # A tar is a stream: the cap is met by counting, after staging max_files files. Creating a
     # file takes 0.05-3 ms on this machine kind depending on load, so the cap is lower here.
@@ -629,6 +631,7 @@ def peak_while(fn) -> int:
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 def test_it_stages_a_50mb_single_line_with_bounded_memory(tmp_path):
     rng = random.Random(5)
     line = rng.randbytes(25 << 20).hex().encode() + b" " + OOM        # compresses about 2:1, like logs

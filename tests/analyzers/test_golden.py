@@ -1,7 +1,7 @@
 """Golden results: the full JSON of every seed and fixture bundle, byte for byte.
 
 A refactor of the engine or of anything between it and the page must leave
-these results unchanged. Each bundle is analysed by the local engine over the
+these results unchanged. Each bundle is analyzed by the local engine over the
 real runbooks and compared with `tests/golden/<case>.json`; only what varies
 from run to run is normalised: the temporary directory the bundle was copied
 into and the durations in `stats`.

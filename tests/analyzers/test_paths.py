@@ -106,7 +106,7 @@ def test_it_takes_host_like_directory_names_for_hosts(name):
                                   "2019-04-23", "flink-1.15.2", "hadoop-3.3.6", "kafka_2.13-3.5.0", "0",
                                   "container_1556_0001_01_000002", "application_1556_0001",
                                   "app-20190423173919-0000", "bundle-20190423", "nm-logs", "node", "workers",
-                                  "prod2-logs", "diag-bundle-3", "case42_export", "support-2024"])
+                                  "prod2-logs", "diag-bundle-3", "case42_export", "support-2024", "ticket-4711"])
 def test_it_does_not_take_layout_names_for_hosts(name):
     assert not is_host_like(name)
 
@@ -159,7 +159,7 @@ def test_it_repairs_undecodable_names_as_gb18030_or_replacement():
     (["prod2-logs/dn1/a.log", "prod2-logs/dn2/b.log"], 1),      # a top folder over hosts
     (["prod2-logs/a.log", "prod2-logs/b.log"], 1),              # a top folder over files
     (["a/b/rs4/x.log", "a/b/rs4/gc.log"], 2),                   # a chain ending in a host
-    (["rs4/x.log"], 0),
+    (["rs4/x.log"], 0), (["tsd-2/opentsdb.log"], 0), (["datanode/hadoop-datanode.log"], 0),
     (["flink-taskmanager/taskmanager.log"], 0),                 # a component folder keeps meaning
     (["2024-03-08/x.log"], 1), (["flink-1.17.2/log/x.log"], 2),
     (["dn1/a.log", "dn2/b.log"], 0), (["a.log"], 0),

@@ -275,13 +275,13 @@ def test_spark_and_local_engines_agree_on_collector_outputs(spark, layout, tmp_p
 
 @pytest.mark.spark
 def test_progress_counts_every_byte_and_never_goes_back(spark, tmp_path):
-    from analyzers.engine import ScanTask
+    from analyzers.engine import ByteRange
     from analyzers.spark import SparkRangeRunner
 
     p = tmp_path / "a.log"
     p.write_text("2024-01-01 00:00:00,000 ERROR x Interrupted while waiting for data to be acknowledged by pipeline\n" * 20000)
     size = p.stat().st_size
-    tasks = [ScanTask("a.log", str(p), s, e) for s, e in plan_ranges(size, 100_000)]
+    tasks = [ByteRange("a.log", str(p), s, e) for s, e in plan_ranges(size, 100_000)]
     seen: list[tuple[int, int]] = []
     results = SparkRangeRunner(spark, piece_bytes=50_000, progress=lambda d, t: seen.append((d, t)))(
         tasks, ERROR_SIGS, 1 << 20)
@@ -293,10 +293,10 @@ def test_progress_counts_every_byte_and_never_goes_back(spark, tmp_path):
 
 @pytest.mark.spark
 def test_an_executor_failure_reaches_the_caller(spark, tmp_path):
-    from analyzers.engine import ScanTask
+    from analyzers.engine import ByteRange
     from analyzers.spark import SparkRangeRunner
 
-    missing = ScanTask("gone.log", str(tmp_path / "gone.log"), 0, 100)
+    missing = ByteRange("gone.log", str(tmp_path / "gone.log"), 0, 100)
     with pytest.raises(Exception, match="gone.log"):
         SparkRangeRunner(spark)([missing], ERROR_SIGS, 1 << 20)
 
@@ -312,12 +312,12 @@ class _Stop(Exception):
 
 @pytest.mark.spark
 def test_an_interrupted_caller_cancels_the_spark_job(spark, tmp_path):
-    from analyzers.engine import ScanTask
+    from analyzers.engine import ByteRange
     from analyzers.spark import SparkRangeRunner
 
     p = tmp_path / "slow.log"
     p.write_text("2024-01-01 00:00:00,000 ERROR x\n" * 4000)   # ~40 s of header lookups per task
-    tasks = [ScanTask("slow.log", str(p), s, e) for s, e in plan_ranges(p.stat().st_size, 30_000)]
+    tasks = [ByteRange("slow.log", str(p), s, e) for s, e in plan_ranges(p.stat().st_size, 30_000)]
 
     def stop(done, total):
         raise _Stop   # what Celery's SoftTimeLimitExceeded does to the calling thread

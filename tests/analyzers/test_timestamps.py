@@ -1,4 +1,4 @@
-"""Record headers (analyzers/timestamps.py).
+"""Record headers (analyzers/timestamps/).
 
 Every line below is either written here in the layout of the named system, or
 quoted from tests/fixtures/seed-bundles (marked "seed").  No line is copied

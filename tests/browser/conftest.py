@@ -1,5 +1,5 @@
 """Browser tests: pytest-playwright driving Debian's Chromium (no `playwright
-install`), against a Django live server (reliability-notes F).
+install`), against a Django live server (docs/reliability.md F).
 
 - Chromium comes from apt (scripts/system-deps.sh); CHROMIUM_PATH overrides.
   Without it every test here is skipped with the reason.

@@ -82,7 +82,7 @@ def test_upload_analyse_annotate_confirm(pipeline, shared_live_server, e2e_user,
     # Upload the seed bundle and watch the analysis.
     page.click("a:has-text('Upload a bundle')")
     page.set_input_files("input[type=file]", str(seed_tgz))
-    page.click("button:has-text('Upload and analyse')")
+    page.click("button:has-text('Upload and analyze')")
     page.wait_for_url(re.compile(r"/upload/\?analysis=\d+"))
     progress = page.locator("section.analysis-progress")
     expect(progress).to_have_attribute("data-status", "done", timeout=120_000)

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import login
-from tests.collab_fixtures import HTML_LINE, make_analysis, make_incident
+from tests.cast import HTML_LINE, make_analysis, make_incident
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.timeout(180)]
 

@@ -1,5 +1,5 @@
 """The token API without a worker: authentication, team isolation, the
-document, the shapes of CONTRACT section 3. Publishing goes to a closed port
+document, the shapes of docs/contract.md §3. Publishing goes to a closed port
 (no_broker), so every analysis here stays queued."""
 
 from __future__ import annotations
@@ -188,6 +188,19 @@ def test_the_openapi_document_lists_both_endpoints(client):
     assert doc["components"]["securitySchemes"]["BearerToken"]["scheme"] == "bearer"
     status = doc["components"]["schemas"]["AnalysisOut"]["properties"]["status"]
     assert set(status["enum"]) == {"queued", "running", "done", "failed"}
+
+
+def test_the_openapi_document_describes_the_result_from_its_typed_classes(client):
+    schemas = client.get("/api/v1/openapi.json").json()["components"]["schemas"]
+
+    result = schemas["AnalysisOut"]["properties"]["result"]
+    assert {"$ref": "#/components/schemas/Result"} in result["anyOf"]
+    assert set(schemas["Result"]["properties"]) == {"findings", "symptoms", "unmatched", "timeline", "versions",
+                                                    "config", "files", "skipped", "notes", "stats"}
+    finding = schemas["Finding"]["properties"]
+    assert finding["evidence"]["items"] == {"$ref": "#/components/schemas/Evidence"}
+    assert finding["confidence"]["type"] == "number"
+    assert "command" not in schemas["FixStep"]["required"]
 
 
 def test_the_api_root_wants_a_token_too(client, alice_token):

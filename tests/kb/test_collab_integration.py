@@ -10,13 +10,7 @@ from django.urls import reverse
 
 from kb.models import Activity, Membership, Team
 from kb.services import collab
-from tests.collab_fixtures import (  # noqa: F401  (fixtures)
-    analysis,
-    incident,
-    make_analysis,
-    make_incident,
-    other_incident,
-)
+from tests.cast import make_analysis, make_incident
 
 pytestmark = pytest.mark.django_db
 

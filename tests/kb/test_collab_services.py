@@ -26,14 +26,7 @@ from kb.services.notifications import (
     notification_open,
     notification_unread_count,
 )
-from tests.collab_fixtures import (  # noqa: F401  (fixtures)
-    DN_LOG,
-    analysis,
-    incident,
-    make_analysis,
-    make_incident,
-    other_incident,
-)
+from tests.cast import DN_LOG, make_analysis, make_incident
 
 pytestmark = pytest.mark.django_db
 

@@ -13,12 +13,7 @@ from django.urls import reverse
 from kb.models import Activity, Annotation, FindingFeedback, Follow, Notification, RunbookNote
 from kb.services.activity import activity_record
 from kb.services import collab
-from tests.collab_fixtures import (  # noqa: F401  (fixtures)
-    DN_LOG,
-    analysis,
-    incident,
-    make_analysis,
-)
+from tests.cast import DN_LOG, make_analysis
 
 pytestmark = pytest.mark.django_db
 
@@ -254,7 +249,7 @@ def test_follow_toggles(client_bob, incident, bob):
 
 
 def test_similar_incidents_partial(client_alice, analysis, alice, team):
-    from tests.collab_fixtures import make_incident
+    from tests.cast import make_incident
 
     twin = make_incident(team=team, user=alice, title="Disk full again")
     make_analysis(incident=twin, user=alice)

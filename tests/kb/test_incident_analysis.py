@@ -36,7 +36,7 @@ SOFT_LOCKUP = "kernel-soft-lockup-stalls-jvm"
 
 @dataclass
 class Staged:
-    """A bundle staged and analysed as the pipeline does, before any Analysis row exists."""
+    """A bundle staged and analyzed as the pipeline does, before any Analysis row exists."""
     upload: Path
     result: dict
     files: list[BundleFile]
@@ -50,7 +50,7 @@ class Staged:
 def _stage(bundles: Path, code: uuid.UUID, members: dict[str, Path] | None = None,
            upload: Path | None = None) -> Staged:
     """Store a tar.gz upload under BUNDLES_DIR/<code>/ (or take `upload` as stored)
-    and stage and analyse it with the real runbooks under BUNDLES_DIR/<code>/staged."""
+    and stage and analyze it with the real runbooks under BUNDLES_DIR/<code>/staged."""
     directory = bundles / str(code)
     (directory / "staged").mkdir(parents=True, exist_ok=True)
     if upload is None:

@@ -174,11 +174,11 @@ def test_it_links_the_nav(client_alice, incidents):
     assert 'href="/incidents/" aria-current="page"' in html
 
 
-def test_it_offers_reanalyse_for_each_analysis(client_alice, seed_staged, team, alice):
+def test_it_offers_reanalyze_for_each_analysis(client_alice, seed_staged, team, alice):
     _, staged = seed_staged
     result = staged.result
     analysis = make_analysis(team=team, user=alice, result=result)
 
     html = client_alice.get(reverse("incident_detail", args=[analysis.bundle.incident.pk])).content.decode()
-    assert f'action="{reverse("analysis_reanalyse", args=[analysis.pk])}"' in html
+    assert f'action="{reverse("analysis_reanalyze", args=[analysis.pk])}"' in html
 

@@ -89,7 +89,7 @@ def test_it_renders_tables_and_headings():
 
 
 def test_it_pins_the_tab_in_scheme_case():
-    # reliability-notes D: "java\tscript:" must not come out as a javascript: link.
+    # docs/reliability.md D: "java\tscript:" must not come out as a javascript: link.
     html = markdown_render(text="[x](java\tscript:alert(1))")
 
     assert not re.search(r'href="\s*javascript:', html, re.I)

@@ -199,7 +199,7 @@ def test_another_teams_pages_are_404(client, mallory, incident, bundles):
     assert client.get(f"/incidents/{incident.id}/upload/").status_code == 404
     assert client.post(f"/incidents/{incident.id}/upload/", {"file": _file("a.log", b"x")}).status_code == 404
     assert client.get(f"/analyses/{analysis.id}/progress/").status_code == 404
-    assert client.post(f"/analyses/{analysis.id}/reanalyse/").status_code == 404
+    assert client.post(f"/analyses/{analysis.id}/reanalyze/").status_code == 404
     assert analysis.bundle.analyses.count() == 1
 
 
@@ -235,10 +235,10 @@ def test_the_progress_partial_polls_until_the_analysis_ends(client_alice, incide
     assert "hx-trigger" not in failed and "x.zip: not a zip archive &lt;b&gt;" in failed
 
 
-def test_reanalyse_starts_a_fresh_analysis_beside_the_old_one(client_alice, incident, bundles):
+def test_reanalyze_starts_a_fresh_analysis_beside_the_old_one(client_alice, incident, bundles):
     old = _queued(incident, bundles)
 
-    response = client_alice.post(f"/analyses/{old.id}/reanalyse/")
+    response = client_alice.post(f"/analyses/{old.id}/reanalyze/")
 
     new = old.bundle.analyses.exclude(id=old.id).get()
     assert response.status_code == 302 and response["Location"].endswith(f"?analysis={new.id}")

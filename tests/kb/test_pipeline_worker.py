@@ -1,7 +1,7 @@
 """The whole pipeline with real parts: upload -> Redis -> a Celery worker
 (prefork, 2 children, local engine) -> the Analysis row -> the API and pages.
 
-Worker and broker faults from reliability-notes (R4 Redis down at upload,
+Worker and broker faults from docs/reliability.md (R4 Redis down at upload,
 R9 duplicate deliveries) are checked here; the Spark engine in the worker is
 test_pipeline_spark.py.
 """

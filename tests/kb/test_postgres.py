@@ -26,6 +26,7 @@ def _psql_ok() -> bool:
         return False
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _psql_ok(), reason="no PostgreSQL server answers at " + PG)
 def test_it_migrates_and_loads_the_runbooks_on_postgresql(tmp_path):
     import psycopg

@@ -1,4 +1,4 @@
-"""Fault tests (reliability-notes, checks R1-R12): a real redis-server, real
+"""Fault tests (docs/reliability.md, checks R1-R12): a real redis-server, real
 Celery worker subprocesses (prefork) and, for the Spark ones, real
 SparkSessions and a real standalone cluster; never eager mode, never mocks.
 
@@ -18,7 +18,8 @@ import signal
 
 import pytest
 
-from tests.celery_harness import Pipeline, Worker, start_pipeline
+from tests.celery_harness import Pipeline, Worker, make_cast, shared_db, start_pipeline, sync_real_runbooks  # noqa: F401
+from tests.reliability.util import SEED, tgz_of
 
 
 def open_rig(tmp_path_factory, shared_db, **kwargs):
@@ -31,6 +32,28 @@ def open_rig(tmp_path_factory, shared_db, **kwargs):
     finally:
         pipeline.worker.stop()
         gen.close()
+
+
+@pytest.fixture(scope="module")
+def pipeline(request, tmp_path_factory, shared_db):  # noqa: F811
+    """The module's worker rig: Redis and a Celery worker as the module's RIG says
+    ({"engine": "local"|"spark", "concurrency": n, "env": {...}}), stopped at its end."""
+    rig = getattr(request.module, "RIG", {})
+    yield from open_rig(tmp_path_factory, shared_db, engine=rig.get("engine", "local"),
+                        concurrency=rig.get("concurrency", 2), extra_env=rig.get("env"))
+
+
+@pytest.fixture(scope="module")
+def cast(request, shared_db):  # noqa: F811
+    """alice (team Ops) and mallory (team Other) with tokens, named after the module's CAST_PREFIX;
+    the real runbooks loaded."""
+    sync_real_runbooks()
+    return make_cast(request.module.CAST_PREFIX)
+
+
+@pytest.fixture(scope="module")
+def seed_tgz() -> bytes:
+    return tgz_of(SEED)
 
 
 def restart_worker(pipeline: Pipeline, concurrency: int | None = None, **env: str | None) -> Worker:
@@ -52,7 +75,3 @@ def kill(pid: int, sig: int = signal.SIGKILL) -> None:
 
     os.kill(pid, sig)
 
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -18,31 +18,19 @@ import time
 import pytest
 from django.test import Client
 
-from tests.celery_harness import make_cast, shared_db, sync_real_runbooks, wait_for, wait_for_status  # noqa: F401
+from tests.celery_harness import wait_for, wait_for_status
 from tests.helpers import ROOT
-from tests.reliability.conftest import open_rig
-from tests.reliability.util import SEED, api_get, api_upload, api_upload_id, result_core, tgz_of
+from tests.reliability.util import api_get, api_upload, api_upload_id, result_core
 
 pytestmark = [pytest.mark.celery, pytest.mark.timeout(300)]
 
 DELAY = 4
 
 
-@pytest.fixture(scope="module")
-def pipeline(tmp_path_factory, shared_db):  # noqa: F811
-    yield from open_rig(tmp_path_factory, shared_db, engine="local", concurrency=2,
-                        extra_env={"KB_TEST_STAGE_DELAY": str(DELAY), "KB_RECONCILE_INTERVAL": "1"})
-
-
-@pytest.fixture(scope="module")
-def cast(shared_db):  # noqa: F811
-    sync_real_runbooks()
-    return make_cast("bf")
-
-
-@pytest.fixture(scope="module")
-def seed_tgz() -> bytes:
-    return tgz_of(SEED)
+# The worker this module runs against (tests/reliability/conftest.py: pipeline).
+RIG = {"engine": "local", "concurrency": 2,
+       "env": {"KB_TEST_STAGE_DELAY": str(DELAY), "KB_RECONCILE_INTERVAL": "1"}}
+CAST_PREFIX = "bf"   # cast: make_cast(CAST_PREFIX)
 
 
 @pytest.fixture(scope="module")

@@ -22,32 +22,21 @@ import time
 import pytest
 from django.test import Client
 
-from tests.celery_harness import make_cast, shared_db, sync_real_runbooks, wait_for, wait_for_status  # noqa: F401
-from tests.reliability.conftest import kill, open_rig, restart_worker
-from tests.reliability.util import SEED, alive, api_upload_id, descendants, result_core, tgz_of
+from tests.celery_harness import wait_for, wait_for_status
+from tests.reliability.conftest import kill, restart_worker
+from tests.reliability.util import alive, api_upload_id, descendants, result_core
 
 pytestmark = [pytest.mark.celery, pytest.mark.chaos, pytest.mark.timeout(1800)]
 
 DELAY = 8
 
 
-@pytest.fixture(scope="module")
-def pipeline(tmp_path_factory, shared_db):  # noqa: F811
-    # The production reconcile interval and lease (kb/settings.py defaults), not the harness's 1 s / 15 s.
-    yield from open_rig(tmp_path_factory, shared_db, engine="local", concurrency=2,
-                        extra_env={"KB_TEST_STAGE_DELAY": str(DELAY), "KB_RECONCILE_INTERVAL": "30",
-                                   "KB_LEASE_SECONDS": "60", "KB_REQUEUE_AFTER": "10"})
-
-
-@pytest.fixture(scope="module")
-def cast(shared_db):  # noqa: F811
-    sync_real_runbooks()
-    return make_cast("ch")
-
-
-@pytest.fixture(scope="module")
-def seed_tgz() -> bytes:
-    return tgz_of(SEED)
+# The worker this module runs against (tests/reliability/conftest.py: pipeline).
+# The production reconcile interval and lease (kb/settings.py defaults), not the harness's 1 s / 15 s.
+RIG = {"engine": "local", "concurrency": 2,
+       "env": {"KB_TEST_STAGE_DELAY": str(DELAY), "KB_RECONCILE_INTERVAL": "30",
+               "KB_LEASE_SECONDS": "60", "KB_REQUEUE_AFTER": "10"}}
+CAST_PREFIX = "ch"   # cast: make_cast(CAST_PREFIX)
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +135,7 @@ def test_sixty_pool_children_killed_in_a_row_never_wedge_the_pool(pipeline, cast
         kill(int(running.lease_owner.split(":")[1]))
         a = wait_for_status(analysis_id, ("done", "failed"), 30, pipeline.worker)
         assert (a.status, a.attempts) == ("done", 2), (a.status, a.attempts, a.error)
-    observe(f"60 analyses, the analysing child killed in each: all done at attempt 2 in "
+    observe(f"60 analyses, the analyzing child killed in each: all done at attempt 2 in "
             f"{time.monotonic() - t0:.0f} s; the pool never wedged")
     restart_worker(pipeline, KB_TEST_STAGE_DELAY=str(DELAY), KB_RECONCILE_INTERVAL="30")
 

@@ -1,6 +1,6 @@
 """Ten bundles uploaded at once by ten users of two teams, through the API,
 to one real worker (prefork -c 2, local engine): every analysis ends done with
-the findings of its own bundle (the same as analysing that bundle in process),
+the findings of its own bundle (the same as analyzing that bundle in process),
 in its uploader's team, and nobody sees the other team's analyses."""
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ import time
 import pytest
 from django.test import Client
 
-from tests.celery_harness import shared_db, sync_real_runbooks, wait_for_status  # noqa: F401
-from tests.reliability.conftest import open_rig
+from tests.celery_harness import sync_real_runbooks, wait_for_status
 from tests.reliability.util import api_get, api_upload, case_dir, tgz_of
 
 pytestmark = [pytest.mark.celery, pytest.mark.timeout(300)]
@@ -22,9 +21,8 @@ SLUGS = ["disk-full", "jvm-heap-oom", "too-many-open-files", "kafka-offset-out-o
          "spark-shuffle-fetch-failed"]
 
 
-@pytest.fixture(scope="module")
-def pipeline(tmp_path_factory, shared_db):  # noqa: F811
-    yield from open_rig(tmp_path_factory, shared_db, engine="local", concurrency=2)
+# The worker this module runs against (tests/reliability/conftest.py: pipeline).
+RIG = {"engine": "local", "concurrency": 2}
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +97,7 @@ def test_ten_concurrent_uploads_by_two_teams_each_get_their_own_findings(pipelin
         got = [(f["runbook"], f["confidence"]) for f in a.result["findings"]]
         assert got == [(f["runbook"], f["confidence"]) for f in expected[person["slug"]]], person["slug"]
         assert list(a.findings.order_by("rank").values_list("slug", flat=True)) == [g[0] for g in got]
-    observe("each analysis has exactly the findings of its own bundle (as analysed in process), "
+    observe("each analysis has exactly the findings of its own bundle (as analyzed in process), "
             "in its uploader's team")
 
     client = Client()

@@ -23,39 +23,26 @@ import time
 import pytest
 from django.test import Client
 
-from tests.celery_harness import free_port, make_cast, shared_db, sync_real_runbooks, wait_for, wait_for_status  # noqa: F401
-from tests.reliability.conftest import open_rig, restart_worker
+from tests.celery_harness import free_port, wait_for, wait_for_status
+from tests.reliability.conftest import restart_worker
 from tests.reliability.util import (
-    SEED,
     api_upload_id,
     cmdline,
     descendants,
     java_processes,
     pool_children,
     result_core,
-    tgz_of,
 )
 
 pytestmark = [pytest.mark.celery, pytest.mark.timeout(900)]
 
 
-@pytest.fixture(scope="module")
-def pipeline(tmp_path_factory, shared_db):  # noqa: F811
-    yield from open_rig(tmp_path_factory, shared_db, engine="spark", concurrency=2,
-                        extra_env={"SPARK_MASTER": "local[1]", "KB_LEASE_SECONDS": "60",
-                                   "KB_STARTUP_LEASE_SECONDS": "600", "KB_RECONCILE_INTERVAL": "2",
-                                   "SPARK_DRIVER_MEMORY": "512m"})
-
-
-@pytest.fixture(scope="module")
-def cast(shared_db):  # noqa: F811
-    sync_real_runbooks()
-    return make_cast("sf")
-
-
-@pytest.fixture(scope="module")
-def seed_tgz() -> bytes:
-    return tgz_of(SEED)
+# The worker this module runs against (tests/reliability/conftest.py: pipeline).
+RIG = {"engine": "spark", "concurrency": 2,
+       "env": {"SPARK_MASTER": "local[1]", "KB_LEASE_SECONDS": "60",
+               "KB_STARTUP_LEASE_SECONDS": "600", "KB_RECONCILE_INTERVAL": "2",
+               "SPARK_DRIVER_MEMORY": "512m"}}
+CAST_PREFIX = "sf"   # cast: make_cast(CAST_PREFIX)
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +73,7 @@ def _ping(worker) -> float:
 
 def test_r10a_a_spark_worker_starts_no_jvm_until_its_first_analysis(pipeline, observe):
     """The tasks module and the worker's start (main process and pool children) touch no
-    JVM: SparkSessions start lazily, per child, on the first analysis (reliability-notes A1)."""
+    JVM: SparkSessions start lazily, per child, on the first analysis (docs/reliability.md A1)."""
     time.sleep(2)
     tree = descendants(pipeline.worker.proc.pid)
     java = java_processes(tree + [pipeline.worker.proc.pid])
@@ -231,7 +218,7 @@ def test_r11_a_spark_master_that_does_not_answer_fails_readably_and_the_worker_r
 
         web = Client()
         web.force_login(cast.alice)
-        response = web.post(f"/analyses/{analysis_id}/reanalyse/")
+        response = web.post(f"/analyses/{analysis_id}/reanalyze/")
         assert response.status_code == 302
         again = int(response["Location"].rsplit("=", 1)[1])
         c = wait_for_status(again, ("done", "failed"), 600, pipeline.worker)

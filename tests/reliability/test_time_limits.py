@@ -16,9 +16,8 @@ import time
 import pytest
 from django.test import Client
 
-from tests.celery_harness import make_cast, shared_db, sync_real_runbooks, wait_for_status  # noqa: F401
-from tests.reliability.conftest import open_rig
-from tests.reliability.util import SEED, api_upload_id, tgz_of, unacked, wait_gone
+from tests.celery_harness import wait_for_status
+from tests.reliability.util import api_upload_id, unacked, wait_gone
 
 pytestmark = [pytest.mark.celery, pytest.mark.timeout(300)]
 
@@ -26,22 +25,11 @@ DELAY = 10
 SOFT, HARD = 3, 6
 
 
-@pytest.fixture(scope="module")
-def pipeline(tmp_path_factory, shared_db):  # noqa: F811
-    yield from open_rig(tmp_path_factory, shared_db, engine="local", concurrency=2,
-                        extra_env={"KB_TEST_STAGE_DELAY": str(DELAY), "KB_RECONCILE_INTERVAL": "1",
-                                   "KB_TASK_SOFT_TIME_LIMIT": str(SOFT), "KB_TASK_TIME_LIMIT": str(HARD)})
-
-
-@pytest.fixture(scope="module")
-def cast(shared_db):  # noqa: F811
-    sync_real_runbooks()
-    return make_cast("tl")
-
-
-@pytest.fixture(scope="module")
-def seed_tgz() -> bytes:
-    return tgz_of(SEED)
+# The worker this module runs against (tests/reliability/conftest.py: pipeline).
+RIG = {"engine": "local", "concurrency": 2,
+       "env": {"KB_TEST_STAGE_DELAY": str(DELAY), "KB_RECONCILE_INTERVAL": "1",
+               "KB_TASK_SOFT_TIME_LIMIT": str(SOFT), "KB_TASK_TIME_LIMIT": str(HARD)}}
+CAST_PREFIX = "tl"   # cast: make_cast(CAST_PREFIX)
 
 
 def _staged(analysis_id: int):
@@ -73,7 +61,7 @@ def test_r7_over_the_soft_limit_fails_with_time_limit_and_the_worker_goes_on(pip
 
     good = api_upload_id(client, cast.alice_token, "quick.tgz", seed_tgz)
     assert wait_for_status(good, ("done", "failed"), 60, pipeline.worker).status == "done"
-    observe("no redelivery; the next bundle was analysed normally")
+    observe("no redelivery; the next bundle was analyzed normally")
 
 
 def test_r7_a_hung_analysis_is_killed_at_the_hard_limit_and_fails_with_time_limit(pipeline, cast, seed_tgz,
@@ -115,4 +103,4 @@ def test_r7_a_hung_analysis_is_killed_at_the_hard_limit_and_fails_with_time_limi
 
     good = api_upload_id(client, cast.alice_token, "quick-after-hang.tgz", seed_tgz)
     assert wait_for_status(good, ("done", "failed"), 60, pipeline.worker).status == "done"
-    observe("the killed child was replaced; no redelivery; the next bundle was analysed normally")
+    observe("the killed child was replaced; no redelivery; the next bundle was analyzed normally")

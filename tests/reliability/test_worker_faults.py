@@ -15,17 +15,15 @@ import time
 import pytest
 from django.test import Client
 
-from tests.celery_harness import make_cast, shared_db, sync_real_runbooks, wait_for, wait_for_status  # noqa: F401
-from tests.reliability.conftest import kill, open_rig, restart_worker
+from tests.celery_harness import wait_for, wait_for_status
+from tests.reliability.conftest import kill, restart_worker
 from tests.reliability.util import (
-    SEED,
     SEED_FINDING,
     alive,
     api_upload_id,
     descendants,
     pool_children,
     result_core,
-    tgz_of,
     wait_gone,
 )
 
@@ -35,22 +33,11 @@ DELAY = 4
 RECONCILE_INTERVAL = 2
 
 
-@pytest.fixture(scope="module")
-def pipeline(tmp_path_factory, shared_db):  # noqa: F811
-    yield from open_rig(tmp_path_factory, shared_db, engine="local", concurrency=2,
-                        extra_env={"KB_TEST_STAGE_DELAY": str(DELAY),
-                                   "KB_RECONCILE_INTERVAL": str(RECONCILE_INTERVAL)})
-
-
-@pytest.fixture(scope="module")
-def cast(shared_db):  # noqa: F811
-    sync_real_runbooks()
-    return make_cast("wf")
-
-
-@pytest.fixture(scope="module")
-def seed_tgz() -> bytes:
-    return tgz_of(SEED)
+# The worker this module runs against (tests/reliability/conftest.py: pipeline).
+RIG = {"engine": "local", "concurrency": 2,
+       "env": {"KB_TEST_STAGE_DELAY": str(DELAY),
+               "KB_RECONCILE_INTERVAL": str(RECONCILE_INTERVAL)}}
+CAST_PREFIX = "wf"   # cast: make_cast(CAST_PREFIX)
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +157,7 @@ def test_r8_a_bundle_that_kills_its_worker_every_time_fails_after_max_attempts(p
 
     good = api_upload_id(Client(), cast.alice_token, "after-poison.tgz", seed_tgz)
     assert wait_for_status(good, ("done", "failed"), 60, pipeline.worker).status == "done"
-    observe("the queue drained; the next bundle was analysed normally")
+    observe("the queue drained; the next bundle was analyzed normally")
 
 
 def test_r3_sigterm_mid_analysis_finishes_it_then_stops(pipeline, cast, seed_tgz, undisturbed, observe):
@@ -238,4 +225,4 @@ def test_the_worker_still_serves(pipeline, cast, seed_tgz, observe):
     analysis_id = api_upload_id(Client(), cast.alice_token, "last.tgz", seed_tgz)
     assert wait_for_status(analysis_id, ("done", "failed"), 60, pipeline.worker).status == "done"
     assert not [p for p in pool_children(pipeline.worker.proc.pid) if not alive(p)]
-    observe("after all the faults a bundle is analysed normally")
+    observe("after all the faults a bundle is analyzed normally")

@@ -1,4 +1,4 @@
-"""Hostile and broken bundles (reliability-notes C3/C4, checks U1-U15), built in memory.
+"""Hostile and broken bundles (docs/reliability.md C3/C4, checks U1-U15), built in memory.
 
 Every builder returns the bytes of one upload. File names carry MARKER so a
 test can search the file system for anything a bundle managed to write.

@@ -24,7 +24,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from tests.celery_harness import no_broker  # noqa: F401  (fixture)
 from tests.helpers import ROOT
-from tests.security.world import SECRET, build_world, db_state
+from tests.cast import SECRET, build_world, db_state
 
 pytestmark = pytest.mark.django_db
 
@@ -145,7 +145,7 @@ def _id_urls(world, missing: bool = False) -> dict[str, tuple[str, dict]]:
         "analysis_detail": (f"/analyses/{an}/", {}),
         "analysis_context": (f"/analyses/{an}/context/?path={ev['path']}&line={ev['line']}", {}),
         "analysis_progress": (f"/analyses/{an}/progress/", {}),
-        "analysis_reanalyse": (f"/analyses/{an}/reanalyse/", {}),
+        "analysis_reanalyze": (f"/analyses/{an}/reanalyze/", {}),
         "analysis_annotations": (f"/analyses/{an}/annotations/?slug=disk-full", {"body": "mallory was here"}),
         "finding_feedback": (f"/analyses/{an}/findings/disk-full/feedback/", {"verdict": "reject", "reason": "x"}),
         "annotation_permalink": (f"/annotations/{ann}/", {}),

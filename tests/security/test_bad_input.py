@@ -1,5 +1,5 @@
 """Bad input through the real upload path (checks U1-U13, U15): every bundle is
-uploaded through the API or the web form, analysed by a real Celery worker
+uploaded through the API or the web form, analyzed by a real Celery worker
 (prefork -c 2, local engine, the production ratio limit of 200:1 and an
 unpacked budget of 64 MiB), and then:
 
@@ -10,7 +10,7 @@ unpacked budget of 64 MiB), and then:
   directories are walked before and after; names carrying MARKER are searched
   in /tmp after each bundle and on the whole file system at the end);
 - the worker keeps working: it is alive after each bundle, and a good bundle is
-  analysed at the end.
+  analyzed at the end.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import Callable
 import pytest
 from django.test import Client
 
-from tests.celery_harness import make_cast, shared_db, sync_real_runbooks, wait_for_status  # noqa: F401
-from tests.reliability.conftest import open_rig
+from tests.celery_harness import shared_db, wait_for_status  # noqa: F401  (shared_db: a fixture)
+from tests.reliability.conftest import cast, pipeline  # noqa: F401  (fixtures: the worker rig of RIG, the cast)
 from tests.reliability.util import api_get, api_upload_id, pool_children
 from tests.security import bad_bundles as b
 from tests.security.html_checks import dangerous_markup
@@ -105,17 +105,11 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def pipeline(tmp_path_factory, shared_db):  # noqa: F811
-    yield from open_rig(tmp_path_factory, shared_db, engine="local", concurrency=2,
-                        extra_env={"KB_BUNDLE_MAX_RATIO": "200", "KB_BUNDLE_MAX_UNPACKED_BYTES": str(BUDGET),
-                                   "KB_BUNDLE_MAX_FILES": "20000"})
-
-
-@pytest.fixture(scope="module")
-def cast(shared_db):  # noqa: F811
-    sync_real_runbooks()
-    return make_cast("bad")
+# The worker this module runs against (tests/reliability/conftest.py: pipeline).
+RIG = {"engine": "local", "concurrency": 2,
+       "env": {"KB_BUNDLE_MAX_RATIO": "200", "KB_BUNDLE_MAX_UNPACKED_BYTES": str(BUDGET),
+               "KB_BUNDLE_MAX_FILES": "20000"}}
+CAST_PREFIX = "bad"   # cast: make_cast(CAST_PREFIX)
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
@@ -236,6 +230,6 @@ def test_the_worker_still_analyses_a_good_bundle_and_nothing_escaped(pipeline, c
 
     found = subprocess.run(["find", "/", "-xdev", "(", "-path", "/proc", "-o", "-path", "/sys", ")", "-prune",
                             "-o", "-name", f"*{b.MARKER}*", "-print"], capture_output=True, text=True, timeout=300)
-    observe(f"after {len(CASES)} bad bundles a good one was analysed; files named *{b.MARKER}* on the whole "
+    observe(f"after {len(CASES)} bad bundles a good one was analyzed; files named *{b.MARKER}* on the whole "
             f"file system: {found.stdout.split() or 'none'}")
     assert found.stdout.split() == []

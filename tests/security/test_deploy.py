@@ -86,6 +86,7 @@ def test_s5_security_headers_on_every_response(client, alice, db):
         assert response["Referrer-Policy"] == "same-origin", url
 
 
+@pytest.mark.slow
 def test_make_runs_development_server_names_no_python_version(tmp_path):
     """`make run` serves with runserver, whose wsgiref handler would send
     `Server: WSGIServer/0.2 CPython/3.x.y` (issue 17, 7.); kb's own header replaces it."""

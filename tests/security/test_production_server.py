@@ -16,7 +16,7 @@ import pytest
 
 from tests.security.served import FormClient, serve
 
-pytestmark = pytest.mark.timeout(420)
+pytestmark = [pytest.mark.timeout(420), pytest.mark.slow]   # starts gunicorn: ~1 min before the first test
 
 WORKERS, TIMEOUT, LIMIT, COOLOFF = 2, 4, 5, 8
 STALLED = 6          # three times the workers: the rest wait in the listen queue

@@ -19,7 +19,7 @@ from kb.services.bundles import bundle_limits
 
 
 class Command(BaseCommand):
-    help = "Analyse log bundles and print ranked root causes as JSON."
+    help = "Analyze log bundles and print ranked root causes as JSON."
     # The CLI needs no database, broker or upload directories: skip the system checks about them.
     requires_system_checks: list = []
 

@@ -2,7 +2,7 @@
 (no `playwright install`), against Django's live server.
 
 Playwright's sync API runs an event loop in the test thread, so Django's
-async-safety check is switched off here, for these tests (reliability-notes F).
+async-safety check is switched off here, for these tests (docs/reliability.md F).
 Without Chromium the tests skip with the reason.
 """
 
