@@ -253,4 +253,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
+    # django-axes' start-up banner on every process would be a second stderr line for
+    # `manage.py analyze` (one line on error, docs/contract.md); its lockout warnings stay.
+    "loggers": {"axes.apps": {"level": "WARNING"}},
 }
