@@ -8,6 +8,7 @@ Embedded defaults: SQLite, Redis on 127.0.0.1:6379, local Spark. PostgreSQL
 from __future__ import annotations
 
 import os
+import secrets
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -37,8 +38,19 @@ def envstr(name: str, default: str) -> str:
     return os.environ.get(name, default)
 
 
+# manage.py commands that serve nobody and sign nothing (the CLI contract: `analyze` works
+# with no Redis, no database and no web app): without a key they get a throwaway one.
+OFFLINE_COMMANDS = ("analyze", "sync_runbooks", "export_runbooks")
+
+
+def _offline_command() -> bool:
+    return os.path.basename(sys.argv[0]) == "manage.py" and len(sys.argv) > 1 and sys.argv[1] in OFFLINE_COMMANDS
+
+
 DEBUG = envbool("DEBUG", "false")
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY and not DEBUG and _offline_command():
+    SECRET_KEY = secrets.token_urlsafe(50)
 if not SECRET_KEY:
     if not DEBUG:
         # Refuse to start (web, worker, manage.py alike) rather than sign sessions with a

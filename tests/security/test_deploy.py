@@ -112,3 +112,14 @@ def test_make_runs_development_server_names_no_python_version(tmp_path):
     finally:
         _stop_group(proc, signal.SIGTERM, 10)
     assert header == "kb"
+
+
+def test_the_analyze_command_needs_no_secret_key(tmp_path):
+    """The CLI contract: `manage.py analyze` works with no Redis, database or web app, so also
+    with no SECRET_KEY (it signs nothing); the web app and the worker still refuse."""
+    env = _production_env(tmp_path, DJANGO_SETTINGS_MODULE="kb.settings")
+    del env["SECRET_KEY"]
+    seed = ROOT / "tests" / "fixtures" / "seed-bundles" / "001-flink-checkpoint-hdfs-not-enough-replicas"
+    out = _manage(env, "analyze", str(seed), "--format", "json")
+    assert out.returncode == 0, out.stderr
+    assert '"hdfs-close-not-enough-replicas"' in out.stdout
