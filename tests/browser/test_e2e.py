@@ -183,7 +183,7 @@ def test_two_host_archives_dropped_on_the_form_make_one_analysis_of_both_hosts(
         document.getElementById("upload-form").dispatchEvent(new DragEvent("drop", {dataTransfer: dt, bubbles: true}));
     }""", archives)
     expect(page.locator("#upload-status")).to_contain_text("2 file(s) dropped")
-    page.click("button:has-text('Upload and analyse')")
+    page.click("button:has-text('Upload and analyze')")
     page.wait_for_url(re.compile(r"/upload/\?analysis=\d+"))
     progress = page.locator("section.analysis-progress")
     expect(progress).to_have_attribute("data-status", "done", timeout=120_000)
@@ -211,7 +211,7 @@ def test_a_folder_chosen_in_the_form_keeps_its_hosts_and_loses_its_wrapper(
     page.click("a:has-text('Upload a bundle')")
     expect(page.locator("#upload-drop")).to_be_visible()     # kb-upload.js has run: it sends the paths
     page.set_input_files("#upload-folder", str(folder))
-    page.click("button:has-text('Upload and analyse')")
+    page.click("button:has-text('Upload and analyze')")
     page.wait_for_url(re.compile(r"/upload/\?analysis=\d+"))
     progress = page.locator("section.analysis-progress")
     expect(progress).to_have_attribute("data-status", "done", timeout=120_000)
