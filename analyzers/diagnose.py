@@ -12,7 +12,7 @@ from typing import Any
 
 from analyzers.conditions import all_hold
 from analyzers.model import Hit
-from analyzers.runbooks import parse_duration_ms
+from analyzers.runbook_checks import parse_duration_ms
 from analyzers.versions import in_range
 
 MAX_EVIDENCE_PER_SYMPTOM = 10

@@ -19,13 +19,10 @@ from typing import Any
 
 import yaml
 
-from analyzers.runbook_checks import (  # noqa: F401  (RunbookError, parse_duration_ms: the loader's public names)
-    Problems, RunbookError, check_runbook_meta, check_symptom_definition, parse_duration_ms,
+from analyzers.runbook_checks import (  # noqa: F401  (RunbookError: the loader's error)
+    Problems, RunbookError, check_runbook_meta, check_symptom_definition,
 )
-from analyzers.runbook_vocabulary import (  # noqa: F401  (re-exported: the loader's public names)
-    CAPTURE_TYPES, COMPONENTS, FACTS, ROLES, SEVERITIES, SLUG_RE, SYMPTOM_DEF_KEYS, SYMPTOM_USE_KEYS,
-    VERSION_COMPONENTS,
-)
+from analyzers.runbook_vocabulary import SYMPTOM_DEF_KEYS
 
 SYMPTOMS_DIR = "symptoms"
 Library = dict[str, dict[str, Any]]  # symptom id -> definition (id, title, patterns|fact, ...)
@@ -62,15 +59,6 @@ class Catalog:
                 if s.get("role", "supporting") != "excluding":
                     users.setdefault(s["id"], []).append(rb.slug)
         return users
-
-    def symptom_definitions(self) -> Library:
-        """The library, or (for a catalog built from resolved metas) the
-        definitions carried by the runbooks."""
-        defs: Library = dict(self.symptoms)
-        for rb in self.runbooks.values():
-            for s in rb.symptoms:
-                defs.setdefault(s["id"], {k: s[k] for k in SYMPTOM_DEF_KEYS if k in s})
-        return defs
 
     def symptom_runbooks(self) -> dict[str, list[str]]:
         """Symptom id -> every slug that lists it, whatever the role."""
@@ -133,13 +121,6 @@ def _read_library(directory: Path) -> tuple[Library, list[str]]:
     return library, errors
 
 
-def load_symptom_library(directory: str | Path) -> Library:
-    library, errors = _read_library(Path(directory))
-    if errors:
-        raise RunbookError("\n".join(errors), errors)
-    return library
-
-
 def resolve_symptoms(uses: list[dict[str, Any]], library: Library) -> list[dict[str, Any]]:
     """A runbook's symptom uses with their library definitions merged in."""
     return [{**library.get(u["id"], {}), **u} for u in uses]
@@ -156,13 +137,9 @@ def symptom_uses(meta: dict[str, Any]) -> dict[str, Any]:
 
 # --- runbooks -----------------------------------------------------------------
 
-def parse_runbook(
-    text: str, path: str = "<text>", expected_slug: str | None = None, library: Library | None = None
-) -> Runbook:
-    """One runbook file, resolved against the symptom library (the shipped
-    one under runbooks/symptoms/ when none is given)."""
-    if library is None:
-        library = default_library()
+def parse_runbook(text: str, path: str = "<text>", expected_slug: str | None = None, *, library: Library) -> Runbook:
+    """One runbook file, resolved against a symptom library (the files' in
+    load_runbooks, the database's in the app)."""
     meta, body = split_front_matter(text, path)
     p = Problems(path)
     check_runbook_meta(meta, p, library)
@@ -178,17 +155,6 @@ def dump_runbook(meta: dict[str, Any], body: str) -> str:
     """The inverse of parse_runbook: front matter (symptoms by id) + body."""
     front = yaml.safe_dump(symptom_uses(meta), sort_keys=False, allow_unicode=True, width=100)
     return f"---\n{front}---\n{body}"
-
-
-_DEFAULT_LIBRARY: dict[str, Library] = {}
-
-
-def default_library() -> Library:
-    """The shipped library (runbooks/symptoms/ beside this package), read once."""
-    root = Path(__file__).resolve().parent.parent / "runbooks" / SYMPTOMS_DIR
-    if "lib" not in _DEFAULT_LIBRARY:
-        _DEFAULT_LIBRARY["lib"] = load_symptom_library(root)
-    return _DEFAULT_LIBRARY["lib"]
 
 
 def load_runbooks(directory: str | Path) -> Catalog:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from analyzers.runbooks import COMPONENTS, SEVERITIES
+from analyzers.runbook_vocabulary import COMPONENTS, SEVERITIES
 from kb.models import FindingFeedback, Incident, Runbook, Team
 from kb.selectors.incidents import team_members
 from kb.services.collab import MAX_BODY, MAX_REASON

@@ -104,10 +104,6 @@ def symptom_text(*, symptom: Symptom) -> str:
     return dump_symptom(symptom_definition(symptom))
 
 
-def symptom_users(*, symptom: Symptom) -> list[Runbook]:
-    return list(Runbook.objects.filter(symptom_uses__symptom=symptom).distinct().order_by("slug"))
-
-
 def _check_users(symptom_id: str, library: Library, path: str) -> None:
     """Every runbook using the symptom must still be valid with its new
     definition (a `where` condition may name a capture that is gone)."""
