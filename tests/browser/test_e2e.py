@@ -153,6 +153,28 @@ def test_upload_analyse_annotate_confirm(pipeline, shared_live_server, e2e_user,
     assert dialogs == []
 
 
+def _open_upload_form(page, base: str, title: str) -> None:
+    """A new incident's upload form, once kb-upload.js has set up the drop zone."""
+    page.goto(base + "/incidents/new/")
+    page.fill("input[name=title]", title)
+    page.click("button:has-text('Open incident')")
+    page.wait_for_url(re.compile(r"/incidents/\d+/$"))
+    page.click("a:has-text('Upload a bundle')")
+    expect(page.locator("#upload-drop")).to_be_visible()
+
+
+def _analyze_and_see_both_seed_hosts(page) -> None:
+    """Submit, wait for the real pipeline, open the analysis: seed 000's two hosts are on it."""
+    page.click("button:has-text('Upload and analyze')")
+    page.wait_for_url(re.compile(r"/upload/\?analysis=\d+"))
+    progress = page.locator("section.analysis-progress")
+    expect(progress).to_have_attribute("data-status", "done", timeout=120_000)
+    progress.locator("a:has-text('Open the analysis')").click()
+    page.wait_for_url(re.compile(r"/analyses/\d+/$"))
+    for host in ("hadoop-080-037", "hadoop-081-159"):
+        expect(page.locator(f'[data-host="{host}"]').first).to_be_attached()
+
+
 def test_two_host_archives_dropped_on_the_form_make_one_analysis_of_both_hosts(
         pipeline, shared_live_server, e2e_user, page, tmp_path):
     """Issue 14: several files dropped at once become one bundle with a lane per host."""
@@ -168,12 +190,7 @@ def test_two_host_archives_dropped_on_the_form_make_one_analysis_of_both_hosts(
         archives[f"{host}.tgz"] = base64.b64encode(buf.getvalue()).decode()
     base = shared_live_server.url
     login(page, base, "e2e-alice", PASSWORD)
-    page.goto(base + "/incidents/new/")
-    page.fill("input[name=title]", "Soft lockup, two hosts")
-    page.click("button:has-text('Open incident')")
-    page.wait_for_url(re.compile(r"/incidents/\d+/$"))
-    page.click("a:has-text('Upload a bundle')")
-    expect(page.locator("#upload-drop")).to_be_visible()     # kb-upload.js has run: it handles drops
+    _open_upload_form(page, base, "Soft lockup, two hosts")     # kb-upload.js has run: it handles drops
     page.evaluate("""(archives) => {
         const dt = new DataTransfer();
         for (const [name, b64] of Object.entries(archives)) {
@@ -183,14 +200,7 @@ def test_two_host_archives_dropped_on_the_form_make_one_analysis_of_both_hosts(
         document.getElementById("upload-form").dispatchEvent(new DragEvent("drop", {dataTransfer: dt, bubbles: true}));
     }""", archives)
     expect(page.locator("#upload-status")).to_contain_text("2 file(s) dropped")
-    page.click("button:has-text('Upload and analyze')")
-    page.wait_for_url(re.compile(r"/upload/\?analysis=\d+"))
-    progress = page.locator("section.analysis-progress")
-    expect(progress).to_have_attribute("data-status", "done", timeout=120_000)
-    progress.locator("a:has-text('Open the analysis')").click()
-    page.wait_for_url(re.compile(r"/analyses/\d+/$"))
-    for host in ("hadoop-080-037", "hadoop-081-159"):
-        expect(page.locator(f'[data-host="{host}"]').first).to_be_attached()
+    _analyze_and_see_both_seed_hosts(page)
 
 
 def test_a_folder_chosen_in_the_form_keeps_its_hosts_and_loses_its_wrapper(
@@ -204,20 +214,8 @@ def test_a_folder_chosen_in_the_form_keeps_its_hosts_and_loses_its_wrapper(
         shutil.copytree(seed / host, folder / host)
     base = shared_live_server.url
     login(page, base, "e2e-alice", PASSWORD)
-    page.goto(base + "/incidents/new/")
-    page.fill("input[name=title]", "Soft lockup, a folder")
-    page.click("button:has-text('Open incident')")
-    page.wait_for_url(re.compile(r"/incidents/\d+/$"))
-    page.click("a:has-text('Upload a bundle')")
-    expect(page.locator("#upload-drop")).to_be_visible()     # kb-upload.js has run: it sends the paths
+    _open_upload_form(page, base, "Soft lockup, a folder")      # kb-upload.js has run: it sends the paths
     page.set_input_files("#upload-folder", str(folder))
-    page.click("button:has-text('Upload and analyze')")
-    page.wait_for_url(re.compile(r"/upload/\?analysis=\d+"))
-    progress = page.locator("section.analysis-progress")
-    expect(progress).to_have_attribute("data-status", "done", timeout=120_000)
-    progress.locator("a:has-text('Open the analysis')").click()
-    page.wait_for_url(re.compile(r"/analyses/\d+/$"))
-    for host in ("hadoop-080-037", "hadoop-081-159"):
-        expect(page.locator(f'[data-host="{host}"]').first).to_be_attached()
+    _analyze_and_see_both_seed_hosts(page)
     expect(page.locator("body")).to_contain_text("hadoop-080-037/kern.log")
     expect(page.locator("body")).not_to_contain_text("prod2-logs/hadoop")
