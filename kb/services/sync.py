@@ -92,7 +92,9 @@ def _check_kept(catalog: Catalog, texts: dict[str, str], library: Library, kept_
     """Files and kept app edits must still form a valid catalog."""
     mixed = Catalog(symptoms=library)
     for slug, rb in catalog.runbooks.items():
-        mixed.runbooks[slug] = parse_runbook(texts[slug], rb.path, expected_slug=slug, library=library)
+        # Parsed against the files' library already; again only when app-edited symptoms replace some of it.
+        mixed.runbooks[slug] = rb if library == catalog.symptoms else parse_runbook(
+            texts[slug], rb.path, expected_slug=slug, library=library)
     for row in Runbook.objects.filter(slug__in=kept_runbooks):
         path = f"{row.slug} (edited in the app)"
         mixed.runbooks[row.slug] = parse_runbook(dump_runbook(row.meta, row.body), path, library=library)
