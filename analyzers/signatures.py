@@ -1,11 +1,15 @@
-"""All signatures of all runbooks compiled into one multi-pattern matcher.
+"""All signatures of all runbooks behind one multi-literal prefilter.
 
 Hyperscan finds candidate lines in one pass over the bytes (Spark SQL regex is
 two orders of magnitude too slow: docs/architecture.md); Python `re` then
-confirms each candidate line and extracts the named captures. Patterns are
-compiled with HS_FLAG_PREFILTER, so Hyperscan may report more than the
-pattern matches but never less: the confirmation step keeps results exact.
-Without the hyperscan wheel, a pure-Python matcher does the same job slowly.
+decides each candidate line and extracts the named captures. What Hyperscan
+looks for are the literal strings each pattern cannot match without
+(analyzers/literals.py), compiled with its pure-literal compiler: the bundled
+Vectorscan drops matches of regexes compiled together into one database (see
+analyzers/literals.py), so the regexes themselves never go to Hyperscan. A
+line holding a pattern's literal is a candidate for that pattern; `re` keeps
+the result exact. Without the hyperscan wheel, a pure-Python matcher does the
+same job slowly.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable
+
+from analyzers.literals import is_caseless, required_literals
 
 try:
     import hyperscan
@@ -76,7 +82,7 @@ def signatures_from_runbooks(runbooks: Iterable[dict[str, Any]]) -> list[Signatu
 
 
 def to_hyperscan(pattern: str) -> bytes:
-    """Python named groups are not Hyperscan syntax; the captures come from `re` later."""
+    """Python named groups are not Hyperscan syntax (scripts/bench.py turns signatures into grep EREs)."""
     return _NAMED_GROUP.sub("(?:", pattern).encode("utf-8")
 
 
@@ -93,6 +99,9 @@ class Matcher:
         # A second database without the error-line pattern: once a range has sampled
         # enough unmatched error lines, scanning goes on without paying for them.
         self._signature_ids = [i for i, s in enumerate(signatures) if s.key != ERROR_KEY]
+        self._literals = [required_literals(s.pattern) for s in signatures]
+        # A pattern with no literal every match contains: `re` tries it on every line.
+        self._unfiltered = [i for i, lits in enumerate(self._literals) if not lits]
         self._db = self._compile(list(range(len(signatures)))) if hyperscan is not None else None
         self._db_no_errors = None   # compiled on first need: most bundles never fill the error sample
 
@@ -101,29 +110,43 @@ class Matcher:
         return "hyperscan" if self._db is not None else "python-re"
 
     def _compile(self, ids: list[int]):
+        """A pure-literal database; returns it with, per literal id, the signatures it stands for."""
+        owners: dict[tuple[bytes, bool], list[int]] = {}
+        for i in ids:
+            caseless = is_caseless(self.signatures[i].pattern)
+            for literal in sorted(self._literals[i] or ()):
+                owners.setdefault((literal.encode("utf-8"), caseless), []).append(i)
+        keys = list(owners)
         db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
-        db.compile(
-            expressions=[to_hyperscan(self.signatures[i].pattern) for i in ids],
-            ids=ids,
-            elements=len(ids),
-            flags=[flags] * len(ids),
-        )
-        return db
+        if keys:
+            db.compile(
+                expressions=[literal for literal, _ in keys],
+                ids=list(range(len(keys))),
+                elements=len(keys),
+                flags=[hyperscan.HS_FLAG_CASELESS if caseless else 0 for _, caseless in keys],
+                literal=True,
+            )
+        chosen = set(ids)
+        return db, [owners[k] for k in keys], [i for i in self._unfiltered if i in chosen]
 
     def candidates(self, data: bytes, errors: bool = True) -> list[tuple[int, int, int]]:
         if self._db is None:
             return self._candidates_python(data, errors)
         if not errors and self._db_no_errors is None:
             self._db_no_errors = self._compile(self._signature_ids)
-        db = self._db if errors else self._db_no_errors
-        found: set[tuple[int, int]] = set()
-        add = found.add
+        db, owners, unfiltered = self._db if errors else self._db_no_errors
+        starts: set[tuple[int, int]] = set()   # (literal id, line start)
+        add = starts.add
 
-        def on_match(idx: int, _from: int, to: int, _flags: int, _ctx: Any) -> None:
-            add((idx, data.rfind(b"\n", 0, to) + 1 if to else 0))
+        def on_match(literal_id: int, _from: int, to: int, _flags: int, _ctx: Any) -> None:
+            # None (not a truthy value) lets the scan go on.
+            add((literal_id, data.rfind(b"\n", 0, to) + 1 if to else 0))
 
-        db.scan(data, match_event_handler=on_match)
+        if owners:
+            db.scan(data, match_event_handler=on_match)
+        found = {(idx, start) for literal_id, start in starts for idx in owners[literal_id]}
+        if unfiltered:
+            found.update((idx, start) for start in _line_starts(data) for idx in unfiltered)
         out = []
         for idx, start in found:
             end = data.find(b"\n", start)
@@ -145,6 +168,14 @@ class Matcher:
 
     def confirm(self, idx: int, line: str) -> re.Match[str] | None:
         return self.regexes[idx].search(line)
+
+
+def _line_starts(data: bytes) -> Iterable[int]:
+    yield 0
+    pos = data.find(b"\n")
+    while 0 <= pos < len(data) - 1:
+        yield pos + 1
+        pos = data.find(b"\n", pos + 1)
 
 
 _CACHE: dict[tuple[Signature, ...], Matcher] = {}

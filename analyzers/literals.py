@@ -1,0 +1,157 @@
+"""The literal strings a regex cannot match without: the keys of the candidate-line prefilter.
+
+`required_literals(pattern)` returns a set of strings such that every line the
+pattern matches contains at least one of them (or None when no such set is
+found). The matcher (analyzers/signatures.py) looks for these strings only,
+with Hyperscan's pure-literal compiler, and `re` decides every candidate line.
+
+Why not compile the regexes themselves into one Hyperscan database: the
+hyperscan wheel (0.9.x) bundles Vectorscan 5.4.12, whose multi-pattern block
+databases drop matches (tests/analyzers/test_prefilter.py has a two-pattern
+reproducer; Intel Hyperscan 5.4.0 reports it, Vectorscan 5.4.9 and 5.4.12 do
+not, and upstream has several such reports, e.g. VectorCamp/vectorscan#358).
+Literal matching avoids the engines where these bugs live, and a missed
+literal cannot be hidden by another pattern: the literals of one pattern are
+plain strings, checked against Python `in` by the same tests.
+
+The analysis is conservative: an item it does not understand (a class of many
+characters, an optional part, a look-around) only ends a run of literal text;
+it never adds a string that a match could lack.
+"""
+
+from __future__ import annotations
+
+import re
+
+try:  # Python 3.11+: the parser moved; sre_parse still imports, with a DeprecationWarning
+    from re import _constants as sre, _parser as sre_parse
+except ImportError:  # pragma: no cover - Python < 3.11
+    import sre_constants as sre  # type: ignore[no-redef]
+    import sre_parse  # type: ignore[no-redef]
+
+MAX_STRINGS = 64        # alternatives kept per set (a cross product grows fast)
+MAX_CLASS = 6           # a class of more characters than this is not spelled out
+MAX_FIXED_REPEAT = 8    # x{n} spelled out up to this n
+_REPEATS = tuple(op for op in (sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_REPEAT", None)) if op)
+
+
+def required_literals(pattern: str) -> frozenset[str] | None:
+    """Strings one of which every match of `pattern` contains; None if none are known."""
+    found = _required(sre_parse.parse(pattern))
+    return frozenset(found) if found else None
+
+
+def is_caseless(pattern: str) -> bool:
+    """Whether any part of the pattern ignores case (then all its literals are matched caseless)."""
+    parsed = sre_parse.parse(pattern)
+    return bool(parsed.state.flags & re.IGNORECASE) or _scoped_ignorecase(parsed)
+
+
+def _scoped_ignorecase(items) -> bool:
+    """A (?i:...) group anywhere inside."""
+    for op, av in items:
+        if op is sre.SUBPATTERN and av[1] & re.IGNORECASE:
+            return True
+        for part in av if isinstance(av, (list, tuple)) else ():
+            if isinstance(part, sre_parse.SubPattern) and _scoped_ignorecase(part):
+                return True
+            if isinstance(part, list) and any(isinstance(b, sre_parse.SubPattern) and _scoped_ignorecase(b) for b in part):
+                return True
+    return False
+
+
+def _product(left: set[str], right: set[str]) -> set[str] | None:
+    out = {a + b for a in left for b in right}
+    return out if len(out) <= MAX_STRINGS else None
+
+
+def _exact(item) -> set[str] | None:
+    """All the strings the item can match, when they are few; else None."""
+    op, av = item
+    if op is sre.LITERAL:
+        return {chr(av)}
+    if op is sre.IN:
+        chars: set[str] = set()
+        for kind, value in av:
+            if kind is sre.LITERAL:
+                chars.add(chr(value))
+            elif kind is sre.RANGE and value[1] - value[0] < MAX_CLASS:
+                chars.update(map(chr, range(value[0], value[1] + 1)))
+            else:   # NEGATE, CATEGORY (\d, \w, ...), wide ranges
+                return None
+        return chars if 0 < len(chars) <= MAX_CLASS else None
+    if op is sre.SUBPATTERN:
+        return _exact_sequence(av[-1])
+    if op is sre.BRANCH:
+        out: set[str] = set()
+        for branch in av[1]:
+            strings = _exact_sequence(branch)
+            if strings is None:
+                return None
+            out |= strings
+        return out if len(out) <= MAX_STRINGS else None
+    if op in _REPEATS and av[0] == av[1] <= MAX_FIXED_REPEAT:
+        body = _exact_sequence(av[2])
+        out = {""}
+        for _ in range(av[0]):
+            if body is None or (out := _product(out, body)) is None:
+                return None
+        return out
+    return None
+
+
+def _exact_sequence(items) -> set[str] | None:
+    out: set[str] | None = {""}
+    for item in items:
+        strings = _exact(item)
+        if strings is None or (out := _product(out, strings)) is None:
+            return None
+    return out
+
+
+def _selectivity(strings: set[str]) -> tuple[int, int]:
+    """Longer shortest string first (fewer chance hits), then fewer strings."""
+    return (min(map(len, strings)), -len(strings))
+
+
+def _required(items) -> set[str] | None:
+    """The most selective set among the runs of literal text and the required sub-parts."""
+    best: set[str] | None = None
+
+    def consider(strings: set[str] | None) -> None:
+        nonlocal best
+        if strings and "" not in strings and (best is None or _selectivity(strings) > _selectivity(best)):
+            best = strings
+
+    run: set[str] = {""}   # the literal text since the last item that is not literal
+    for item in items:
+        strings = _exact(item)
+        if strings is not None:
+            longer = _product(run, strings)
+            if longer is not None:
+                run = longer
+                continue
+            consider(run)
+            run = strings
+            continue
+        consider(run)
+        run = {""}
+        consider(_required_inside(item))
+    consider(run)
+    return best
+
+
+def _required_inside(item) -> set[str] | None:
+    op, av = item
+    if op is sre.SUBPATTERN:
+        return _required(av[-1])
+    if op is getattr(sre, "ATOMIC_GROUP", None):
+        return _required(av)
+    if op in _REPEATS and av[0] >= 1:
+        return _required(av[2])
+    if op is sre.BRANCH:
+        per_branch = [_required(branch) for branch in av[1]]
+        if all(per_branch):
+            union = set().union(*per_branch)
+            return union if len(union) <= MAX_STRINGS else None
+    return None   # optional parts, look-arounds, anchors, classes: nothing required
