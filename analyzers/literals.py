@@ -38,7 +38,10 @@ _REPEATS = tuple(op for op in (sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POS
 def required_literals(pattern: str) -> frozenset[str] | None:
     """Strings one of which every match of `pattern` contains; None if none are known."""
     found = _required(sre_parse.parse(pattern))
-    return frozenset(found) if found else None
+    if not found:
+        return None
+    # A string holding another of the set adds nothing: the shorter one is found wherever it is.
+    return frozenset(s for s in found if not any(t != s and t in s for t in found))
 
 
 def is_caseless(pattern: str) -> bool:
@@ -90,6 +93,11 @@ def _exact(item) -> set[str] | None:
                 return None
             out |= strings
         return out if len(out) <= MAX_STRINGS else None
+    if op is sre.AT:        # ^, $, \b: zero-width, so the text on both sides is contiguous
+        return {""}
+    if op in _REPEATS and (av[0], av[1]) == (0, 1):   # x? is "" or x
+        body = _exact_sequence(av[2])
+        return body | {""} if body is not None and len(body) < MAX_STRINGS else None
     if op in _REPEATS and av[0] == av[1] <= MAX_FIXED_REPEAT:
         body = _exact_sequence(av[2])
         out = {""}
@@ -134,11 +142,50 @@ def _required(items) -> set[str] | None:
             consider(run)
             run = strings
             continue
-        consider(run)
-        run = {""}
+        # The item's own first and last literal text joins the runs around it.
+        starts, ends = _edges(item)
+        consider(_product(run, starts) or run)
         consider(_required_inside(item))
+        run = ends
     consider(run)
     return best
+
+
+def _edges(item) -> tuple[set[str], set[str]]:
+    """Strings every match of the item starts with, and ends with ({""} when none are known)."""
+    op, av = item
+    if op is sre.SUBPATTERN:
+        return _sequence_edges(av[-1])
+    if op is getattr(sre, "ATOMIC_GROUP", None):
+        return _sequence_edges(av)
+    if op in _REPEATS and av[0] >= 1:
+        return _sequence_edges(av[2])
+    if op is sre.BRANCH:
+        edges = [_sequence_edges(branch) for branch in av[1]]
+        starts, ends = set().union(*(e[0] for e in edges)), set().union(*(e[1] for e in edges))
+        return (starts if len(starts) <= MAX_STRINGS else {""}), (ends if len(ends) <= MAX_STRINGS else {""})
+    return {""}, {""}
+
+
+def _sequence_edges(items) -> tuple[set[str], set[str]]:
+    return _leading(list(items)), {s[::-1] for s in _leading(list(reversed(items)), reverse=True)}
+
+
+def _leading(items, reverse: bool = False) -> set[str]:
+    """The literal text every match of the sequence starts with (or, reversed, ends with)."""
+    out: set[str] = {""}
+    for item in items:
+        strings = _exact(item)
+        if strings is None:
+            starts, ends = _edges(item)
+            edge = {s[::-1] for s in ends} if reverse else starts
+            return _product(out, edge) or out
+        strings = {s[::-1] for s in strings} if reverse else strings
+        longer = _product(out, strings)
+        if longer is None:
+            return out
+        out = longer
+    return out
 
 
 def _required_inside(item) -> set[str] | None:

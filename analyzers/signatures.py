@@ -135,23 +135,25 @@ class Matcher:
         if not errors and self._db_no_errors is None:
             self._db_no_errors = self._compile(self._signature_ids)
         db, owners, unfiltered = self._db if errors else self._db_no_errors
-        starts: set[tuple[int, int]] = set()   # (literal id, line start)
-        add = starts.add
+        hits: set[tuple[int, int]] = set()   # (line start, literal id)
+        add = hits.add
 
         def on_match(literal_id: int, _from: int, to: int, _flags: int, _ctx: Any) -> None:
-            # None (not a truthy value) lets the scan go on.
-            add((literal_id, data.rfind(b"\n", 0, to) + 1 if to else 0))
+            # Returns None: a truthy value would stop the scan.
+            add((data.rfind(b"\n", 0, to) + 1, literal_id))
 
         if owners:
             db.scan(data, match_event_handler=on_match)
-        found = {(idx, start) for literal_id, start in starts for idx in owners[literal_id]}
+        found = {(start, idx) for start, literal_id in hits for idx in owners[literal_id]}
         if unfiltered:
-            found.update((idx, start) for start in _line_starts(data) for idx in unfiltered)
+            found.update((start, idx) for start in _line_starts(data) for idx in unfiltered)
         out = []
-        for idx, start in found:
-            end = data.find(b"\n", start)
-            out.append((idx, start, len(data) if end < 0 else end))
-        out.sort(key=lambda t: (t[1], t[0]))
+        last_start = end = -1
+        for start, idx in sorted(found):
+            if start != last_start:
+                last_start, end = start, data.find(b"\n", start)
+                end = len(data) if end < 0 else end
+            out.append((idx, start, end))
         return out
 
     def _candidates_python(self, data: bytes, errors: bool) -> list[tuple[int, int, int]]:

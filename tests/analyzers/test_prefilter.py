@@ -113,10 +113,12 @@ def test_without_the_error_pattern_the_other_signatures_still_match_as_with_re()
     (r"/\d+: (?:Connect to ipv[46]#|Failed to connect to broker at )",
      {": Connect to ipv4#", ": Connect to ipv6#", ": Failed to connect to broker at "}),
     (r"^\s*at org\.apache\.hadoop\.hive\.\w", {"at org.apache.hadoop.hive."}),
-    (r"Kill(?:ed)? process (?P<pid>\d+)", {" process "}),
-    (r"(?:xy)+z", {"xy"}),
+    (r"Kill(?:ed)? process (?P<pid>\d+)", {"Kill process ", "Killed process "}),
+    (r"(?:xy)+z", {"xyz"}),                   # the last "xy" of the repeat joins the "z"
+    (r"(?:^|\s)(?P<host>[\w.:-]+) *\t(?P<holder>DFSClient_\S+)", {"\tDFSClient_"}),
+    (r"Slow BlockReceiver(?: write)?", {"Slow BlockReceiver"}),   # "... write" holds it
     (r"\bERROR\b|^\s*\w+(?:Exception|Error)\b", {"ERROR", "Exception", "Error"}),
-    (r"ab?c", {"a"}),
+    (r"ab?c", {"abc", "ac"}),
     (r"\w+\d|x", None),    # no literal is in every match: re tries every line
 ])
 def test_the_required_literals_of_a_pattern(pattern, literals):
