@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from analyzers.literals import is_caseless, required_literals
+from analyzers.runbook_spec import RunbookSpec, as_specs
 
 try:
     import hyperscan
@@ -65,16 +66,16 @@ class Signature:
     pattern: str      # Python regex
 
 
-def signatures_from_runbooks(runbooks: Iterable[dict[str, Any]]) -> list[Signature]:
+def signatures_from_runbooks(runbooks: Iterable[RunbookSpec | dict[str, Any]]) -> list[Signature]:
     """One Signature per (symptom, pattern); a shared symptom is compiled once."""
     seen: set[tuple[str, str]] = set()
     out: list[Signature] = []
-    for meta in runbooks:
-        for s in meta.get("symptoms", []):
-            for p in s.get("patterns") or []:
-                if (s["id"], p) not in seen:
-                    seen.add((s["id"], p))
-                    out.append(Signature(s["id"], p))
+    for rb in as_specs(runbooks):
+        for s in rb.symptoms:
+            for p in s.patterns:
+                if (s.id, p) not in seen:
+                    seen.add((s.id, p))
+                    out.append(Signature(s.id, p))
     out.append(Signature(ERROR_KEY, ERROR_LINE))
     for comp, pats in VERSION_PATTERNS.items():
         out.extend(Signature(VERSION_KEY_PREFIX + comp, p) for p in pats)

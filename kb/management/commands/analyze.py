@@ -34,7 +34,7 @@ class Command(BaseCommand):
             catalog = load_runbooks(opts["runbooks"])
         except RunbookError as exc:
             self._fail(str(exc))
-        runbooks = [rb.meta for rb in catalog.runbooks.values()]
+        runbooks = [rb.spec for rb in catalog.runbooks.values()]   # typed at load
         try:
             result = run_analysis(opts["paths"], runbooks, opts["engine"], bundle_limits())
         except BundleError as exc:
