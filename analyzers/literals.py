@@ -45,7 +45,10 @@ def required_literals(pattern: str) -> frozenset[str] | None:
 
 
 def is_caseless(pattern: str) -> bool:
-    """Whether any part of the pattern ignores case (then all its literals are matched caseless)."""
+    """Whether any part of the pattern ignores case (then all its literals are matched caseless).
+
+    Hyperscan folds ASCII case only: a caseless pattern's literal "sk" would not find the
+    "ſK" (long s, Kelvin sign) that Python's re also takes for it. No shipped pattern is caseless."""
     parsed = sre_parse.parse(pattern)
     return bool(parsed.state.flags & re.IGNORECASE) or _scoped_ignorecase(parsed)
 
