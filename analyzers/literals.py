@@ -7,12 +7,13 @@ with Hyperscan's pure-literal compiler, and `re` decides every candidate line.
 
 Why not compile the regexes themselves into one Hyperscan database: the
 hyperscan wheel (0.9.x) bundles Vectorscan 5.4.12, whose multi-pattern block
-databases drop matches (tests/analyzers/test_prefilter.py has a two-pattern
-reproducer; Intel Hyperscan 5.4.0 reports it, Vectorscan 5.4.9 and 5.4.12 do
+databases drop matches (tests/analyzers/test_prefilter.py has two two-pattern
+reproducers; Intel Hyperscan 5.4.0 reports the lines, Vectorscan 5.4.9 and 5.4.12 do
 not, and upstream has several such reports, e.g. VectorCamp/vectorscan#358).
-Literal matching avoids the engines where these bugs live, and a missed
-literal cannot be hidden by another pattern: the literals of one pattern are
-plain strings, checked against Python `in` by the same tests.
+A pure-literal database has none of the automata that carry the regexes' prefixes
+and anchors, where these reports point; it is still a database of Vectorscan's,
+so the same tests hold it to `re` (every example line, shuffled buffers, and
+random patterns in tests/analyzers/test_literals.py).
 
 The analysis is conservative: an item it does not understand (a class of many
 characters, an optional part, a look-around) only ends a run of literal text;

@@ -30,6 +30,16 @@ RDKAFKA_LINE = ("%3|1758357099.830|FAIL|rdkafka#consumer-2| [thrd:localhost:9092
 DROPPED_TOGETHER = [r"/\d+: Connect to", r"/\d+: Failed to connect to broker at "]
 
 
+# Two consecutive Hive stack frames (tests/fixtures/cases/hive-metastore-unreachable/positive/
+# impala-1/catalogd.log, provenance in its SOURCE.md), the stack-frame symptom's pattern and an
+# anchored JDBC pattern. Compiled together (HS_FLAG_MULTILINE alone suffices), Vectorscan
+# reports the first frame only; Intel Hyperscan 5.4.0 reports both.
+HIVE_FRAMES = ["\tat org.apache.hadoop.hive.metastore.HiveMetaStoreClient.open(HiveMetaStoreClient.java:512)",
+               "\tat org.apache.hadoop.hive.metastore.HiveMetaStoreClient.<init>(HiveMetaStoreClient.java:244)"]
+HIVE_DROPPED_TOGETHER = [r"^\s*at org\.apache\.hadoop\.hive\.\w",
+                         r"^\s*Error: (Could not open client transport with JDBC Uri: .*)\s*$"]
+
+
 def _example_lines() -> list[tuple[str, str]]:
     """(symptom, line) for every line of every example (a multi-line example gives each line)."""
     return [(sid, line) for sid, definition in sorted(catalog().symptoms.items())
@@ -63,6 +73,14 @@ def test_two_patterns_that_vectorscan_drops_together_both_find_their_line():
     found = {matcher.signatures[idx].key for idx, start, end in matcher.candidates(data)
              if matcher.confirm(idx, data[start:end].decode())}
     assert found == {"connect"}
+
+
+def test_a_hive_stack_frame_after_another_is_found_beside_an_anchored_pattern():
+    matcher = Matcher([Signature("frame", HIVE_DROPPED_TOGETHER[0]), Signature("jdbc", HIVE_DROPPED_TOGETHER[1])])
+    data = "\n".join(HIVE_FRAMES).encode()
+    found = {(matcher.signatures[idx].key, start) for idx, start, end in matcher.candidates(data)
+             if matcher.confirm(idx, data[start:end].decode())}
+    assert found == {("frame", 0), ("frame", len(HIVE_FRAMES[0]) + 1)}
 
 
 def test_every_example_line_alone_matches_the_same_signatures_as_re(tmp_path):
