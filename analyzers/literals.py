@@ -30,19 +30,68 @@ except ImportError:  # pragma: no cover - Python < 3.11
     import sre_constants as sre  # type: ignore[no-redef]
     import sre_parse  # type: ignore[no-redef]
 
-MAX_STRINGS = 64        # alternatives kept per set (a cross product grows fast)
-MAX_CLASS = 6           # a class of more characters than this is not spelled out
+MAX_STRINGS = 128       # alternatives kept per set (a cross product grows fast)
+MAX_CLASS = 6           # a class of more characters than this is not spelled out...
+# ...but \s is, as re has it for str patterns (tests/analyzers/test_literals.py checks the list):
+# "Bucket" then \s or $ need not find every "Buckets".
+WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+              "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+# $ ends a line: the scanned bytes have "\n" there, or "\r" (re sees lines without their \r).
+# While sets are built it is this mark (zero-width, so "$$" is one line end); a string with
+# text after it can never match and is dropped, a trailing one becomes each of LINE_END.
+END_MARK = "\ue000"
+LINE_END = ("\n", "\r")
+_SPACE = (sre.CATEGORY_SPACE, sre.CATEGORY_UNI_SPACE)
+_ENDS = (sre.AT_END, sre.AT_END_STRING)
 MAX_FIXED_REPEAT = 8    # x{n} spelled out up to this n
 _REPEATS = tuple(op for op in (sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_REPEAT", None)) if op)
 
 
 def required_literals(pattern: str) -> frozenset[str] | None:
     """Strings one of which every match of `pattern` contains; None if none are known."""
-    found = _required(sre_parse.parse(pattern))
+    found = required_literal_sets(pattern)
+    return found[0] if found else None
+
+
+def required_literal_sets(pattern: str) -> list[frozenset[str]]:
+    """The most selective such set, and a second one when it is the same text with whitespace
+    or a line end on its other side: a match holds a string of each, so a candidate line needs
+    both (for a space, then Bucket, then a space or the line's end, a log line's " Bucket"
+    followed by "s" is no candidate)."""
+    if END_MARK in pattern:    # the mark would be ambiguous: no literals, re tries every line
+        return []
+    found = [s for s in map(_line_ends, _required_sets(sre_parse.parse(pattern))) if s]
+    found.sort(key=_selectivity, reverse=True)
     if not found:
-        return None
+        return []
+    best = _minimal(found[0])
+    # Only the same text bounded on its other side: a second set of other text costs a hit
+    # on each of its (maybe common) strings wherever it is, and rarely narrows the first.
+    core = _core(best)
+    second = [_minimal(s) for s in found[1:] if _core(s) == core and not all(any(t in b for t in s) for b in best)]
+    return [best] + second[:1]
+
+
+def _core(strings) -> set[str]:
+    return {s.strip(WHITESPACE) for s in strings}
+
+
+def _line_ends(strings: set[str]) -> set[str]:
+    """END_MARK made bytes: "$$" is one line end, and text after a line end never matches."""
+    out = set()
+    for s in strings:
+        while END_MARK * 2 in s:
+            s = s.replace(END_MARK * 2, END_MARK)
+        if END_MARK not in s:
+            out.add(s)
+        elif s.index(END_MARK) == len(s) - 1:
+            out.update(s[:-1] + end for end in LINE_END)
+    return out if len(out) <= MAX_STRINGS else set()
+
+
+def _minimal(strings: set[str]) -> frozenset[str]:
     # A string holding another of the set adds nothing: the shorter one is found wherever it is.
-    return frozenset(s for s in found if not any(t != s and t in s for t in found))
+    return frozenset(s for s in strings if not any(t != s and t in s for t in strings))
 
 
 def is_caseless(pattern: str) -> bool:
@@ -79,14 +128,18 @@ def _exact(item) -> set[str] | None:
         return {chr(av)}
     if op is sre.IN:
         chars: set[str] = set()
+        limit = MAX_CLASS
         for kind, value in av:
             if kind is sre.LITERAL:
                 chars.add(chr(value))
             elif kind is sre.RANGE and value[1] - value[0] < MAX_CLASS:
                 chars.update(map(chr, range(value[0], value[1] + 1)))
-            else:   # NEGATE, CATEGORY (\d, \w, ...), wide ranges
+            elif kind is sre.CATEGORY and value in _SPACE:
+                chars.update(WHITESPACE)
+                limit = MAX_CLASS + len(WHITESPACE)
+            else:   # NEGATE, other categories (\d, \w, ...), wide ranges
                 return None
-        return chars if 0 < len(chars) <= MAX_CLASS else None
+        return chars if 0 < len(chars) <= limit else None
     if op is sre.SUBPATTERN:
         return _exact_sequence(av[-1])
     if op is sre.BRANCH:
@@ -97,8 +150,8 @@ def _exact(item) -> set[str] | None:
                 return None
             out |= strings
         return out if len(out) <= MAX_STRINGS else None
-    if op is sre.AT:        # ^, $, \b: zero-width, so the text on both sides is contiguous
-        return {""}
+    if op is sre.AT:        # zero-width: ^ and \b join the text on both sides; $ is a line end
+        return {END_MARK} if av in _ENDS else {""}
     if op in _REPEATS and (av[0], av[1]) == (0, 1):   # x? is "" or x
         body = _exact_sequence(av[2])
         return body | {""} if body is not None and len(body) < MAX_STRINGS else None
@@ -128,31 +181,48 @@ def _selectivity(strings: set[str]) -> tuple[int, int]:
 
 def _required(items) -> set[str] | None:
     """The most selective set among the runs of literal text and the required sub-parts."""
-    best: set[str] | None = None
+    found = _required_sets(items)
+    return max(found, key=_selectivity) if found else None
+
+
+def _required_sets(items) -> list[set[str]]:
+    """Every set of this sequence that a match needs one string of, each on its own."""
+    found: list[set[str]] = []
 
     def consider(strings: set[str] | None) -> None:
-        nonlocal best
-        if strings and "" not in strings and (best is None or _selectivity(strings) > _selectivity(best)):
-            best = strings
+        if strings and "" not in strings and strings not in found:
+            found.append(strings)
 
-    run: set[str] = {""}   # the literal text since the last item that is not literal
+    run: set[str] = {""}   # the literal text since the last item that is not literal...
+    parts: list[set[str]] = []   # ...item by item, so that a run too wide can drop its head
     for item in items:
         strings = _exact(item)
         if strings is not None:
             longer = _product(run, strings)
-            if longer is not None:
-                run = longer
-                continue
-            consider(run)
-            run = strings
+            if longer is None:
+                consider(run)
+                # Keep as much of the run's tail as still fits ("\sName" full: "Name\s").
+                while parts and longer is None:
+                    parts.pop(0)
+                    longer = _product(_product_all(parts), strings)
+                longer = strings if longer is None else longer
+            run = longer
+            parts.append(strings)
             continue
         # The item's own first and last literal text joins the runs around it.
         starts, ends = _edges(item)
         consider(_product(run, starts) or run)
         consider(_required_inside(item))
-        run = ends
+        run, parts = ends, [ends]
     consider(run)
-    return best
+    return found
+
+
+def _product_all(parts: list[set[str]]) -> set[str]:
+    out: set[str] | None = {""}
+    for strings in parts:
+        out = _product(out, strings) if out is not None else None
+    return out if out is not None else {""}
 
 
 def _edges(item) -> tuple[set[str], set[str]]:

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from analyzers.literals import is_caseless, required_literals
+from analyzers.literals import is_caseless, required_literal_sets
 from analyzers.runbook_spec import RunbookSpec, as_specs
 
 try:
@@ -100,7 +100,8 @@ class Matcher:
         # A second database without the error-line pattern: once a range has sampled
         # enough unmatched error lines, scanning goes on without paying for them.
         self._signature_ids = [i for i, s in enumerate(signatures) if s.key != ERROR_KEY]
-        self._literals = [required_literals(s.pattern) for s in signatures]
+        # Per signature, one or two sets of literals: a candidate line holds one string of each.
+        self._literals = [required_literal_sets(s.pattern) for s in signatures]
         # A pattern with no literal every match contains: `re` tries it on every line.
         self._unfiltered = [i for i, lits in enumerate(self._literals) if not lits]
         self._db = self._compile(list(range(len(signatures)))) if hyperscan is not None else None
@@ -110,13 +111,19 @@ class Matcher:
     def engine(self) -> str:
         return "hyperscan" if self._db is not None else "python-re"
 
-    def _compile(self, ids: list[int]):
-        """A pure-literal database; returns it with, per literal id, the signatures it stands for."""
-        owners: dict[tuple[bytes, bool], list[int]] = {}
+    def _compile(self, ids: list[int]) -> _LiteralDatabase:
+        """A pure-literal database, and per literal id the signatures it stands for."""
+        owners: dict[tuple[bytes, bool], tuple[list[int], list[tuple[int, int]]]] = {}
         for i in ids:
             caseless = is_caseless(self.signatures[i].pattern)
-            for literal in sorted(self._literals[i] or ()):
-                owners.setdefault((literal.encode("utf-8"), caseless), []).append(i)
+            sets = self._literals[i]
+            for part, literals in enumerate(sets):
+                for literal in sorted(literals):
+                    single, paired = owners.setdefault((literal.encode("utf-8"), caseless), ([], []))
+                    if len(sets) == 1:
+                        single.append(i)
+                    else:
+                        paired.append((i, part))
         keys = list(owners)
         db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         if keys:
@@ -128,26 +135,38 @@ class Matcher:
                 literal=True,
             )
         chosen = set(ids)
-        return db, [owners[k] for k in keys], [i for i in self._unfiltered if i in chosen]
+        return _LiteralDatabase(db, [owners[k][0] for k in keys], [owners[k][1] for k in keys],
+                                {n for n, k in enumerate(keys) if owners[k][1]},
+                                [i for i in self._unfiltered if i in chosen])
 
     def candidates(self, data: bytes, errors: bool = True) -> list[tuple[int, int, int]]:
         if self._db is None:
             return self._candidates_python(data, errors)
         if not errors and self._db_no_errors is None:
             self._db_no_errors = self._compile(self._signature_ids)
-        db, owners, unfiltered = self._db if errors else self._db_no_errors
+        lits = self._db if errors else self._db_no_errors
+        single, paired, paired_ids = lits.single, lits.paired, lits.paired_ids
         hits: set[tuple[int, int]] = set()   # (line start, literal id)
         add = hits.add
 
         def on_match(literal_id: int, _from: int, to: int, _flags: int, _ctx: Any) -> None:
+            # The line of the literal's last byte, itself a "\n" when the literal ends with $.
             # Returns None: a truthy value would stop the scan.
-            add((data.rfind(b"\n", 0, to) + 1, literal_id))
+            add((data.rfind(b"\n", 0, to - 1) + 1, literal_id))
 
-        if owners:
-            db.scan(data, match_event_handler=on_match)
-        found = {(start, idx) for start, literal_id in hits for idx in owners[literal_id]}
-        if unfiltered:
-            found.update((start, idx) for start in _line_starts(data) for idx in unfiltered)
+        if single:
+            # The last line's $ needs its "\n" too (offsets in data are unchanged).
+            lits.db.scan(data if data.endswith(b"\n") else data + b"\n", match_event_handler=on_match)
+        found = {(start, idx) for start, literal_id in hits for idx in single[literal_id]}
+        if paired_ids:
+            first_part: dict[tuple[int, int], int] = {}
+            for start, literal_id in hits:
+                if literal_id in paired_ids:
+                    for idx, part in paired[literal_id]:
+                        if first_part.setdefault((start, idx), part) != part:
+                            found.add((start, idx))   # a string of each set on this line
+        if lits.unfiltered:
+            found.update((start, idx) for start in _line_starts(data) for idx in lits.unfiltered)
         out = []
         last_start = end = -1
         for start, idx in sorted(found):
@@ -179,6 +198,15 @@ def _line_starts(data: bytes) -> Iterable[int]:
     while 0 <= pos < len(data) - 1:
         yield pos + 1
         pos = data.find(b"\n", pos + 1)
+
+
+@dataclass(frozen=True)
+class _LiteralDatabase:
+    db: Any
+    single: list[list[int]]                   # literal id -> signatures with one literal set
+    paired: list[list[tuple[int, int]]]       # literal id -> (signature, which of its two sets)
+    paired_ids: set[int]                      # literal ids with paired owners
+    unfiltered: list[int]                     # signatures with no literal: every line
 
 
 _CACHE: dict[tuple[Signature, ...], Matcher] = {}
