@@ -94,6 +94,8 @@ class Finding(TypedDict):
     fixes: list[str]            # one line per fix: "<kind>: <title> — <commands>"
     fix_steps: list[Fix]
     tickets: list[Ticket]
+    explained_by: NotRequired[str | None]  # the finding this one is a consequence of (runbook leads_to, as: cause)
+    rank_reason: NotRequired[str]          # why it ranks where it does: "consequence of X: ...", "trigger of Y: ..."
 
 
 class Symptom(TypedDict):

@@ -16,6 +16,7 @@ from analyzers.runbook_vocabulary import (
     KNOB_KEYS, OPS, RELATION_KEYS, ROLES, SEVERITIES, SLUG_RE,
     STEP_KEYS, SYMPTOM_DEF_KEYS, SYMPTOM_USE_KEYS, TICKET_KEYS, TICKET_STATUSES, TOP_KEYS, UNSUPPORTED_RE, VERSION_COMPONENTS,
 )
+from analyzers.runbook_links import check_leads_to
 from analyzers.versions import parse_range
 
 
@@ -169,6 +170,7 @@ def check_runbook_meta(meta: dict[str, Any], p: Problems, library: dict[str, dic
     for i, sid in enumerate(p.items(meta.get("chain") or [], "chain")):
         if sid not in ids:
             p.error(f"chain[{i}]", f"unknown symptom id {sid!r}")
+    check_leads_to(meta.get("leads_to") or [], slug, p)
     _check_knobs(meta.get("knobs") or [], p)
     _check_fixes(meta.get("fixes"), p)
     _check_references(meta, p)
