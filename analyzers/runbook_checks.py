@@ -92,8 +92,9 @@ def check_symptom_definition(d: Any, p: Problems, expected_id: str | None = None
         p.error("id", f"{sid!r} is not kebab-case")
     elif expected_id is not None and sid != expected_id:
         p.error("id", f"'{sid}' does not match the file name '{expected_id}'")
-    if "title" in d:
-        p.text(d["title"], "title", 200)
+    for key, limit in (("title", 200), ("look_in", 300)):
+        if key in d:
+            p.text(d[key], key, limit)
     if ("patterns" in d) == ("fact" in d):
         p.error("symptom", "needs exactly one of 'patterns' or 'fact'")
     captures = d.get("captures") or {}

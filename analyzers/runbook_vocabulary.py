@@ -29,7 +29,7 @@ TOP_KEYS = {
     "leads_to": False,
 }
 # A symptom's definition lives in runbooks/symptoms/<id>.yaml; a runbook only uses it.
-SYMPTOM_DEF_KEYS = {"id", "title", "patterns", "fact", "captures", "level", "examples", "sources", "description"}
+SYMPTOM_DEF_KEYS = {"id", "title", "patterns", "fact", "captures", "level", "examples", "sources", "description", "look_in"}
 SYMPTOM_USE_KEYS = {"role", "weight", "where", "veto", "group"}
 LEADS_TO_KEYS = {"slug", "as", "why", "hosts", "within"}
 LEADS_TO_KINDS = ("cause", "trigger")

@@ -102,7 +102,7 @@ def parse_symptom(text: str, path: str = "<text>", expected_id: str | None = Non
 
 def dump_symptom(definition: dict[str, Any]) -> str:
     ordered = {k: definition[k] for k in
-               ("id", "title", "description", "patterns", "fact", "captures", "level", "examples", "sources")
+               ("id", "title", "description", "look_in", "patterns", "fact", "captures", "level", "examples", "sources")
                if k in definition}
     return yaml.safe_dump(ordered, sort_keys=False, allow_unicode=True, width=4096)
 
