@@ -86,3 +86,18 @@ def test_a_gc_pause_ranks_above_the_session_expiry_it_explains_even_when_less_co
     assert pause["confidence"] <= expiry["confidence"]
     assert expiry["explained_by"] == "jvm-long-gc-pause"
     assert expiry["rank_reason"].startswith("consequence of jvm-long-gc-pause")
+
+
+@pytest.mark.parametrize("cause,consequence", [
+    ("jvm-long-gc-pause", "flink-checkpoint-expired"),             # linked within 10m
+    ("hdfs-datanode-clusterid-mismatch", "hdfs-no-live-datanodes"),  # linked within 24h
+])
+def test_two_unrelated_incidents_in_one_bundle_are_not_chained(cause, consequence, tmp_path):
+    # Each runbook's positive fixture: real lines from different clusters and years.
+    a = bundle_copy(CASES / cause / "positive", tmp_path / "a")
+    b = bundle_copy(CASES / consequence / "positive", tmp_path / "b")
+    result = analyze_paths([str(a), str(b)], runbook_metas())
+    by = {f["runbook"]: f for f in result["findings"]}
+    assert {cause, consequence} <= set(by)
+    assert by[consequence]["explained_by"] is None
+    assert by[consequence]["rank_reason"].startswith("confidence ")
