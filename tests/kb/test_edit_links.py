@@ -41,3 +41,14 @@ def test_it_refuses_a_link_that_ranks_a_runbook_above_itself(client_bob, synced,
                      _with_link(runbook_texts["jvm-long-gc-pause"], "kernel-soft-lockup-stalls-jvm"))
 
     assert b"leads_to ranks runbooks in a cycle" in response.content
+
+
+def test_both_runbook_pages_show_the_link(client_bob, synced, runbook_texts):
+    _post(client_bob, "kernel-soft-lockup-stalls-jvm", _with_link(runbook_texts["kernel-soft-lockup-stalls-jvm"], "disk-full"))
+
+    cause = client_bob.get(reverse("runbook_detail", args=["kernel-soft-lockup-stalls-jvm"])).content.decode()
+    consequence = client_bob.get(reverse("runbook_detail", args=["disk-full"])).content.decode()
+
+    assert 'Causes\n        <a href="/runbooks/disk-full/">disk-full</a>: the test says so' in cause
+    assert ('A consequence of\n        <a href="/runbooks/kernel-soft-lockup-stalls-jvm/">kernel-soft-lockup-stalls-jvm</a>: '
+            'the test says so') in consequence
