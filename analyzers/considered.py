@@ -26,6 +26,7 @@ from analyzers.diagnose import _relation_holds, _sort_key
 from analyzers.model import Hit
 
 MAX_CANDIDATES = 10
+MAX_RELATION_HITS = 200
 KIND_ORDER = ("excluded", "missing-required", "condition")
 
 
@@ -42,6 +43,9 @@ def _verdict(rb: dict[str, Any], occurrences: dict[str, list[Hit]],
         return None
     present = {sid: sorted(hs, key=_sort_key) for sid in seen
                if (hs := [h for h in occurrences[sid] if all_hold(uses[sid].get("where"), h.captures)])}
+    # Relations pair occurrences (quadratic when they fail); for a runbook that is no
+    # finding anyway, its earliest occurrences are enough to say which relation held.
+    sample = {sid: hs[:MAX_RELATION_HITS] for sid, hs in present.items()}
     problems: list[tuple[str, str]] = []
     for sid, s in uses.items():
         if s["role"] == "excluding" and s.get("veto", True) and sid in present:
@@ -65,7 +69,7 @@ def _verdict(rb: dict[str, Any], occurrences: dict[str, list[Hit]],
             names = " or ".join(f"{m['id']} ({m.get('title', m['id'])})" for m in members)
             problems.append(("missing-required", f"required {names} not seen"))
     for rel in rb.get("relations") or []:
-        if rel.get("role") == "required" and _relation_holds(rel, present) is None:
+        if rel.get("role") == "required" and _relation_holds(rel, sample) is None:
             problems.append(("condition", f"required relation {rel['first']} -> {rel['then']} did not hold "
                                           f"(within {rel.get('within', 'any time')}, hosts {rel.get('hosts', 'any')})"))
     required_present = [s["id"] for members in groups.values() for s in members if s["id"] in present]
@@ -78,7 +82,7 @@ def _verdict(rb: dict[str, Any], occurrences: dict[str, list[Hit]],
         problems.append(("condition", "the evidence did not meet the runbook's rules"))
     kind = min((k for k, _ in problems), key=KIND_ORDER.index)
     score = sum(float(uses[sid].get("weight", 0.0)) for sid in present if uses[sid]["role"] != "excluding")
-    score += sum(float(r.get("weight", 0.0)) for r in rb.get("relations") or [] if _relation_holds(r, present))
+    score += sum(float(r.get("weight", 0.0)) for r in rb.get("relations") or [] if _relation_holds(r, sample))
     return {
         "runbook": rb["slug"], "title": rb["title"], "kind": kind,
         "reason": "; ".join(text for _, text in problems), "symptoms": seen,
