@@ -5,7 +5,9 @@ runbook's positive and near-miss cases) with the shipped catalog; a finding
 is right when the case's expected.json lists it as expected or acceptable.
 Prints the reliability table (per confidence bin: count, mean predicted
 confidence, observed precision) and, per runbook, its precision and how its
-positive and near-miss cases went. --write stores the per-runbook figures in
+positive and near-miss cases went; then the same table for the candidates
+of the bundles with no finding, at their score (how often a candidate the
+engine did not claim was the expected cause after all). --write stores the per-runbook figures in
 kb/data/fixture_precision.json, which the runbook page shows when no
 confirm/reject feedback exists yet (labelled as fixture precision).
 """
@@ -31,12 +33,13 @@ def _case_kind(case: Path) -> tuple[str | None, str]:
     return case.parent.name, "near-miss" if case.name.startswith("near-miss") else "positive"
 
 
-def measure() -> tuple[list[Observation], dict[str, dict], int]:
+def measure() -> tuple[list[Observation], dict[str, dict], int, list[Observation]]:
     from analyzers.engine import analyze_paths
     from tests.helpers import bundle_cases, bundle_copy, expected, runbook_metas
 
     runbooks = runbook_metas()
     observations: list[Observation] = []
+    guesses: list[Observation] = []   # candidates of bundles with no finding, at their score
     cases: dict[str, dict] = {rb["slug"]: {"positive_cases": 0, "found_in_positive": 0,
                                            "near_miss_cases": 0, "found_in_near_miss": 0} for rb in runbooks}
     bundles = bundle_cases()
@@ -48,6 +51,8 @@ def measure() -> tuple[list[Observation], dict[str, dict], int]:
         found = {f["runbook"] for f in result["findings"]}
         for f in result["findings"]:
             observations.append(Observation(f["runbook"], f["confidence"], f["runbook"] in right))
+        for c in result.get("candidates") or []:
+            guesses.append(Observation(c["runbook"], c["score"], c["runbook"] in right))
         slug, kind = _case_kind(case)
         for s in ([slug] if slug else want["expected"]):
             if s not in cases:
@@ -58,10 +63,11 @@ def measure() -> tuple[list[Observation], dict[str, dict], int]:
             elif kind == "near-miss":
                 cases[s]["near_miss_cases"] += 1
                 cases[s]["found_in_near_miss"] += s in found
-    return observations, cases, len(bundles)
+    return observations, cases, len(bundles), guesses
 
 
-def report(observations: list[Observation], cases: dict[str, dict], bundles: int) -> list[str]:
+def report(observations: list[Observation], cases: dict[str, dict], bundles: int,
+           guesses: list[Observation] = ()) -> list[str]:
     rows = reliability(observations)
     lines = format_reliability(rows, f"calibration on the fixture set: {len(observations)} findings in {bundles} "
                                      "seed, positive and near-miss bundles (right = expected or acceptable)")
@@ -74,6 +80,9 @@ def report(observations: list[Observation], cases: dict[str, dict], bundles: int
     lines.append(f"  positive cases missed: {sum(c['positive_cases'] - c['found_in_positive'] for c in missed.values())}"
                  + "".join(f"; {s} {c['found_in_positive']}/{c['positive_cases']}" for s, c in missed.items())
                  + f"; near-miss cases that gave their runbook anyway: {sum(c['found_in_near_miss'] for c in fired.values())}")
+    if guesses:
+        lines += format_reliability(reliability(guesses), f"candidates of the bundles with no finding: {len(guesses)}, "
+                                                          "at their score (right = expected or acceptable there)")
     return lines
 
 
@@ -87,8 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--write", action="store_true", help=f"store the per-runbook figures in {PRECISION_FILE}")
     args = ap.parse_args(argv)
-    observations, cases, bundles = measure()
-    print("\n".join(report(observations, cases, bundles)))
+    observations, cases, bundles, guesses = measure()
+    print("\n".join(report(observations, cases, bundles, guesses)))
     if args.write:
         PRECISION_FILE.parent.mkdir(parents=True, exist_ok=True)
         PRECISION_FILE.write_text(json.dumps(precision_table(observations, cases), indent=1, sort_keys=True) + "\n")
