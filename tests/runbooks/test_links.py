@@ -55,3 +55,19 @@ def test_the_shipped_catalog_links_only_existing_runbooks_without_cycles():
     metas = {slug: rb.meta for slug, rb in cat.runbooks.items()}
     assert link_problems(metas, {}) == []
     assert sum(len(m.get("leads_to") or []) for m in metas.values()) >= 8
+
+
+@pytest.mark.parametrize("look_in,problem", [
+    ("the DataNode log: grep 'No space left' hadoop-*-datanode-*.log", None),
+    ("", "look_in: must be a non-empty string"),
+    ("x" * 301, "look_in: longer than 300 characters"),
+])
+def test_a_symptom_says_where_to_look_in_one_line(look_in, problem):
+    from analyzers.runbooks import dump_symptom, parse_symptom
+
+    definition = {**LIBRARY["disk-full-write"], "look_in": look_in}
+    if problem is None:
+        assert parse_symptom(dump_symptom(definition), "s.yaml")["look_in"] == look_in  # kept on write-back
+        return
+    with pytest.raises(RunbookError, match=problem):
+        parse_symptom(dump_symptom(definition), "s.yaml")
