@@ -1,4 +1,4 @@
-"""`leads_to` validation: per file (keys and values) and across files (slugs, cycles)."""
+"""`leads_to` validation: per file (keys and values) and across files (slugs, cycles); and a symptom's `look_in`."""
 
 import pytest
 
