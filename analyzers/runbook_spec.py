@@ -36,6 +36,7 @@ class SymptomUse:
     patterns: tuple[str, ...] = ()
     fact: str | None = None
     captures: Mapping[str, str] = field(default_factory=dict)
+    look_in: str | None = None        # where the line would be found (for candidates' next step)
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,22 @@ class Relation:
     role: str = "supporting"
     weight: float = 0.0
     why: str | None = None
+
+
+@dataclass(frozen=True)
+class Link:
+    """`leads_to`: this runbook's cause explains (`cause`) or only set off (`trigger`) another's finding."""
+    slug: str
+    kind: str                          # cause | trigger (the file's `as`)
+    why: str
+    hosts: str = "any"
+    within_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Differential:
+    slug: str
+    how: str
 
 
 @dataclass(frozen=True)
@@ -114,6 +131,8 @@ class RunbookSpec:
     knobs: tuple[Knob, ...] = ()
     fixes: tuple[Fix, ...] = ()
     tickets: tuple[Ticket, ...] = ()
+    leads_to: tuple[Link, ...] = ()
+    differential: tuple[Differential, ...] = ()
 
 
 def runbook_spec(meta: Mapping[str, Any]) -> RunbookSpec:
@@ -133,6 +152,9 @@ def runbook_spec(meta: Mapping[str, Any]) -> RunbookSpec:
                     for f in meta.get("fixes") or []),
         tickets=tuple(Ticket(**{k: t.get(k) for k in ("id", "title", "status", "fixed_in", "url")})
                       for t in meta.get("tickets") or []),
+        leads_to=tuple(Link(slug=k["slug"], kind=k["as"], why=k["why"], hosts=k.get("hosts", "any"),
+                            within_s=_seconds(k)) for k in meta.get("leads_to") or []),
+        differential=tuple(Differential(d["slug"], d["how"]) for d in meta.get("differential") or []),
     )
 
 
@@ -147,14 +169,19 @@ def _symptom_use(s: Mapping[str, Any]) -> SymptomUse:
         group=s.get("group") or None,
         where=tuple(Condition(c["capture"], c["op"], c["value"]) for c in s.get("where") or []),
         veto=s.get("veto", True), patterns=tuple(s.get("patterns") or []), fact=s.get("fact"),
-        captures=dict(s.get("captures") or {}),
+        captures=dict(s.get("captures") or {}), look_in=s.get("look_in"),
     )
 
 
 def _relation(r: Mapping[str, Any]) -> Relation:
     return Relation(
         first=r["first"], then=r["then"],
-        within_s=parse_duration_ms(r["within"]) / 1000.0 if "within" in r else None,
+        within_s=_seconds(r),
         order=r.get("order", "after"), hosts=r.get("hosts", "any"), role=r.get("role", "supporting"),
         weight=float(r.get("weight", 0.0)), why=r.get("why"),
     )
+
+
+def _seconds(item: Mapping[str, Any]) -> float | None:
+    """An item's `within` ("30s", "5m") in seconds; None: no time limit."""
+    return parse_duration_ms(item["within"]) / 1000.0 if "within" in item else None
