@@ -16,6 +16,7 @@ from analyzers.runbook_vocabulary import (
     KNOB_KEYS, OPS, RELATION_KEYS, ROLES, SEVERITIES, SLUG_RE,
     STEP_KEYS, SYMPTOM_DEF_KEYS, SYMPTOM_USE_KEYS, TICKET_KEYS, TICKET_STATUSES, TOP_KEYS, UNSUPPORTED_RE, VERSION_COMPONENTS,
 )
+from analyzers.fill import check_fill
 from analyzers.versions import parse_range
 
 
@@ -172,6 +173,8 @@ def check_runbook_meta(meta: dict[str, Any], p: Problems, library: dict[str, dic
     _check_knobs(meta.get("knobs") or [], p)
     _check_fixes(meta.get("fixes"), p)
     _check_references(meta, p)
+    for where, what in check_fill(meta["fill"], meta.get("fixes"), set(library)) if "fill" in meta else []:
+        p.error(where, what)
 
 
 def _check_symptom_uses(symptoms: Any, p: Problems, library: dict[str, dict[str, Any]]) -> set[str]:
