@@ -52,6 +52,9 @@ def incident_update(*, incident: Incident, status: str | None = None, severity: 
     if severity is not None:
         if severity not in Incident.Severity.values:
             raise ValidationError({"severity": "Unknown severity."})
+        if severity != incident.severity:
+            incident.severity_set_by_person = actor is not None
+            fields.append("severity_set_by_person")
         incident.severity = severity
         fields.append("severity")
     if set_owner:
@@ -64,10 +67,25 @@ def incident_update(*, incident: Incident, status: str | None = None, severity: 
     after = {"status": incident.status, "severity": incident.severity,
              "owner": incident.owner.get_username() if incident.owner_id else ""}
     for field in fields:
-        if before[field] != after[field]:
+        if field in before and before[field] != after[field]:
             activity_record(incident=incident, actor=actor, verb=field, target=field,
                             **{"from": before[field], "to": after[field]})
     return incident
+
+
+def incident_severity_follow(*, incident_id: int, result: dict[str, Any]) -> None:
+    """The incident's severity becomes its new top finding's, unless a person set it."""
+    findings = result.get("findings") or []
+    severity = findings[0].get("severity") if findings else None
+    if severity not in Incident.Severity.values:
+        return
+    incident = Incident.objects.filter(pk=incident_id, severity_set_by_person=False).first()
+    if incident is None or incident.severity == severity:
+        return
+    before = incident.severity
+    Incident.objects.filter(pk=incident_id, severity_set_by_person=False).update(severity=severity)
+    activity_record(incident=incident, actor=None, verb="severity", target="severity",
+                    **{"from": before, "to": severity, "why": f"top finding {findings[0].get('runbook')}"})
 
 
 # -- evidence context ---------------------------------------------------------------
