@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from analyzers.fill import fill_text
+
 SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
 
@@ -45,7 +47,7 @@ def _next_step(missing: list[dict[str, Any]]) -> str:
     for m in missing:
         alternatives.setdefault(m["group"] or m["symptom"], []).append(m["title"])
     needs = [" or ".join(titles) for titles in alternatives.values()]
-    return "Confirm with: " + "; and ".join(needs) + ". Without it this cause is ruled out."
+    return "Look for " + "; and ".join(needs) + ": it confirms this cause, its absence rules it out."
 
 
 def derive_candidates(result: dict[str, Any], metas: dict[str, dict[str, Any]],
@@ -65,6 +67,7 @@ def derive_candidates(result: dict[str, Any], metas: dict[str, dict[str, Any]],
         out.append({
             "runbook": slug, "title": meta.get("title") or slug, "score": round(sum(weights.get(i, 0) for i in ids), 3),
             "found": ids, "missing": missing, "next_step": _next_step(missing), "where": _where(meta),
+            "where_parts": fill_text(_where(meta) or "", {}),
             "severity": meta.get("severity"),
             "tell_apart": [{"runbook": d["slug"], "title": (metas.get(d["slug"]) or {}).get("title") or d["slug"],
                             "how": d.get("how", "")}

@@ -34,7 +34,9 @@ AXIS_H = 40
 MAX_LANES = 60         # beyond this, the remaining hosts share one lane
 MAX_TICKS = 8
 BUCKET_PX = 12         # marks closer than this in a lane share a bucket ...
-FAN_MAX = 9            # ... which becomes one bin past this many marks
+FAN_MAX = 9            # ... which becomes one bin past this many marks,
+DENSE_ABOVE = 500      # or, past this many events in all (more than a result's timeline holds),
+DENSE_FAN_MAX = 3      # past this many: thousands of fanned-out marks are unreadable
 LABEL_CHARS = 24       # a mark's label: its symptom's title, cut
 LABEL_PX = 5.6         # width of a label character at font-size 10
 OTHER_HOSTS = "(other hosts)"
@@ -199,8 +201,9 @@ def _best_runbook(items: list[dict[str, Any]], colours: dict[str, str]) -> str:
 def _marks(dated, lane_of, x_of, colours, symptom_titles, runbook_titles):
     """Marks in time order, and bins. Marks that would overlap in a lane are
     packed into a small grid (three rows, then a column further right); past
-    FAN_MAX in one BUCKET_PX column of a lane they become one bin that shows
-    its count and zooms into its time range."""
+    FAN_MAX in one BUCKET_PX column of a lane (DENSE_FAN_MAX when there are
+    thousands) they become one bin that shows its count and zooms into its
+    time range."""
     rows = [0, -9, 9]
     buckets: dict[tuple[int, int], list[tuple[datetime, dict[str, Any], float]]] = {}
     for ts, item in sorted(dated, key=lambda p: (p[0], str(p[1].get("path")), p[1].get("line") or 0)):
@@ -208,9 +211,10 @@ def _marks(dated, lane_of, x_of, colours, symptom_titles, runbook_titles):
         x = x_of(_seconds(ts))
         buckets.setdefault((lane, int(x // BUCKET_PX)), []).append((ts, item, x))
     marks, bins = [], []
+    fan_max = DENSE_FAN_MAX if len(dated) > DENSE_ABOVE else FAN_MAX
     for (lane, _), members in buckets.items():
         mid = TOP + LANE_H * lane + LANE_H / 2
-        if len(members) > FAN_MAX:
+        if len(members) > fan_max:
             runbook = _best_runbook([i for _, i, _ in members], colours)
             names = sorted({symptom_titles.get(i.get("symptom") or "", i.get("symptom") or "") for _, i, _ in members})
             first, last = members[0][0], members[-1][0]

@@ -151,7 +151,11 @@ def _library(metas: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def _short(title: str) -> str:
-    return title if len(title) <= SHORT_TITLE else title[:SHORT_TITLE - 1].rstrip() + "…"
+    """A symptom's title for the one-line chain: without its parenthesis, cut at a word."""
+    title = title.split(" (", 1)[0]
+    if len(title) <= SHORT_TITLE:
+        return title
+    return title[:SHORT_TITLE].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
 def _finding(f: dict[str, Any], rank: int, *, ctx: dict[str, Any]) -> dict[str, Any]:
