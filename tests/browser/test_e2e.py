@@ -139,6 +139,7 @@ def test_upload_analyse_annotate_confirm(pipeline, shared_live_server, e2e_user,
     expect(activity).to_contain_text(f"confirmed {EXPECTED}")
     expect(page.locator("#timeline")).to_be_visible()
     screenshot("incident-page")
+    page.locator("#team-work > summary").click()      # activity and notes are one fold away (issue 15)
     screenshot("incident-notes-activity", page.locator(".incident-collab"))
 
     # The incident list, filtered by the confirmed root cause.
