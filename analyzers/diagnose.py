@@ -12,6 +12,7 @@ from typing import Any
 
 from analyzers.conditions import all_hold
 from analyzers.model import Hit
+from analyzers.ranking import rank_findings
 from analyzers.runbook_checks import parse_duration_ms
 from analyzers.versions import in_range
 
@@ -113,7 +114,7 @@ def diagnose(occurrences: dict[str, list[Hit]], runbooks: list[dict[str, Any]],
         if f is not None:
             findings.append(f)
     findings.sort(key=lambda f: (-f["confidence"], -len(f["evidence"]), f["runbook"]))
-    return findings
+    return rank_findings(findings, runbooks)
 
 
 def _diagnose_one(rb, occurrences, requirers, versions, config) -> dict[str, Any] | None:

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable
 
 from analyzers import timestamps
 from analyzers.conditions import typed
+from analyzers.considered import considered
 from analyzers.diagnose import diagnose, evidence_item, symptom_summary
 from analyzers.facts import effective_config, extract_facts
 from analyzers.model import BundleFile, Hit, Limits, Progress, StagedBundle
@@ -176,6 +177,7 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[di
                 ))
 
     findings = diagnose(occurrences, runbooks, versions, config)
+    ruled_out, candidates = considered(occurrences, runbooks, findings)
     all_hits = sorted((h for hs in occurrences.values() for h in hs),
                       key=lambda h: (h.timestamp or "9999", h.path, h.line))
     supports = defaultdict(list)
@@ -191,6 +193,8 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[di
 
     return {
         "findings": findings,
+        "ruled_out": ruled_out,
+        "candidates": candidates,
         "symptoms": symptom_summary(occurrences, runbooks, titles),
         "unmatched": unmatched_templates(error_lines),
         "timeline": timeline,

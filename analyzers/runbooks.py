@@ -22,6 +22,7 @@ import yaml
 from analyzers.runbook_checks import (  # noqa: F401  (RunbookError: the loader's error)
     Problems, RunbookError, check_runbook_meta, check_symptom_definition,
 )
+from analyzers.runbook_links import link_problems
 from analyzers.runbook_vocabulary import SYMPTOM_DEF_KEYS
 
 SYMPTOMS_DIR = "symptoms"
@@ -101,7 +102,7 @@ def parse_symptom(text: str, path: str = "<text>", expected_id: str | None = Non
 
 def dump_symptom(definition: dict[str, Any]) -> str:
     ordered = {k: definition[k] for k in
-               ("id", "title", "description", "patterns", "fact", "captures", "level", "examples", "sources")
+               ("id", "title", "description", "look_in", "patterns", "fact", "captures", "level", "examples", "sources")
                if k in definition}
     return yaml.safe_dump(ordered, sort_keys=False, allow_unicode=True, width=4096)
 
@@ -178,13 +179,16 @@ def load_runbooks(directory: str | Path) -> Catalog:
 
 
 def check_catalog(catalog: Catalog, library_dir: str = f"runbooks/{SYMPTOMS_DIR}") -> None:
-    """Cross-file checks: differentials name runbooks that exist; library
-    symptoms that no runbook uses are reported as warnings."""
+    """Cross-file checks: differentials and leads_to links name runbooks that
+    exist, and the links rank no runbook above itself; library symptoms that no
+    runbook uses are reported as warnings."""
     errors = [
         f"{rb.path}: differential names unknown runbook '{d['slug']}'"
         for rb in catalog.runbooks.values() for d in rb.meta.get("differential") or []
         if d["slug"] not in catalog.runbooks
     ]
+    errors += link_problems({s: rb.meta for s, rb in catalog.runbooks.items()},
+                            {s: rb.path for s, rb in catalog.runbooks.items()})
     if errors:
         raise RunbookError("\n".join(errors), errors)
     for sid, slugs in catalog.symptom_runbooks().items():

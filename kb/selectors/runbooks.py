@@ -10,6 +10,7 @@ from kb.models import Runbook, RunbookRevision, RunbookSymptom
 from kb.models.runbooks import SEVERITY_ORDER
 from kb.lib.markdown import markdown_render
 from kb.lib.revisions import DiffLine, revision_diff
+from kb.selectors.calibration import runbook_precision
 
 FIX_KIND_LABELS = {"diagnosis": "Diagnose", "mitigation": "Mitigate now", "permanent": "Permanent fix"}
 
@@ -69,6 +70,7 @@ def runbook_detail(*, runbook: Runbook) -> dict[str, Any]:
         "affected_versions": runbook.meta.get("affected_versions") or [],
         "relations": runbook.meta.get("relations") or [],
         "chain": runbook.meta.get("chain") or [],
+        "precision": runbook_precision(slug=runbook.slug),
     }
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db import transaction
 
+from analyzers.runbook_links import link_problems
 from analyzers.runbooks import RunbookError, parse_runbook
 from analyzers.runbooks import Runbook as ParsedRunbook
 from kb.models import Fix, FixStep, Knob, Reference, Runbook, RunbookRevision, RunbookSymptom, Symptom, Ticket
@@ -104,13 +105,17 @@ def _derive_tables(runbook: Runbook) -> None:
     )
 
 
-def _check_differential(parsed: ParsedRunbook, path: str) -> None:
+def _check_links(parsed: ParsedRunbook, path: str) -> None:
     """The cross-file check of analyzers.runbooks.check_catalog, for one
     edited runbook against the other runbooks in the database."""
-    known = set(Runbook.objects.values_list("slug", flat=True)) | {parsed.slug}
+    metas = dict(Runbook.objects.values_list("slug", "meta"))
+    metas[parsed.slug] = parsed.meta
     for d in parsed.meta.get("differential") or []:
-        if d["slug"] not in known:
+        if d["slug"] not in metas:
             raise RunbookError(f"{path}: differential names unknown runbook '{d['slug']}'")
+    problems = link_problems(metas, {parsed.slug: path})
+    if problems:
+        raise RunbookError("\n".join(problems), problems)
 
 
 def runbook_update(
@@ -121,7 +126,7 @@ def runbook_update(
     text = text.replace("\r\n", "\n")  # browsers submit textareas with CRLF
     path = runbook_file_path(runbook.slug)
     parsed = parse_runbook(text, path, expected_slug=runbook.slug, library=db_library())
-    _check_differential(parsed, path)
+    _check_links(parsed, path)
     with transaction.atomic():
         locked = Runbook.objects.select_for_update().get(pk=runbook.pk)
         before = revision_check_base(last=locked.revisions.order_by("-number").first(),

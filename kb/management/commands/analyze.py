@@ -64,8 +64,20 @@ def render_text(result: dict) -> str:
     lines = []
     for f in result["findings"]:
         lines.append(f"{f['confidence']:.2f}  {f['runbook']}  {f['title']}")
+        if f.get("explained_by") or not (f.get("rank_reason") or "confidence").startswith("confidence"):
+            lines.append(f"      ranked here: {f['rank_reason']}")
         for ev in f["evidence"][:5]:
             lines.append(f"      {ev['host'] or '-'} {ev['path']}:{ev['line']} {ev['text'][:120]}")
+    if not result["findings"] and result.get("candidates"):
+        lines.append("no finding; candidate root causes, most likely first:")
+    for c in result.get("candidates") or []:
+        lines.append(f"{c['score']:.2f}? {c['runbook']}  {c['title']}")
+        lines.append(f"      found: {', '.join(c['found'])}")
+        if c["missing"]:
+            lines.append(f"      missing: {', '.join(m['symptom'] for m in c['missing'])}")
+        lines.append(f"      next step: {c['next_step']}")
+        if c["where"]:
+            lines.append(f"      where: {c['where']}")
     for s in result["symptoms"]:
         lines.append(f"symptom {s['id']} x{s['count']} -> candidates: {', '.join(s['candidate_runbooks'])}")
     st = result["stats"]
