@@ -67,7 +67,7 @@ def derive_candidates(result: dict[str, Any], metas: dict[str, dict[str, Any]],
         out.append({
             "runbook": slug, "title": meta.get("title") or slug, "score": round(sum(weights.get(i, 0) for i in ids), 3),
             "found": ids, "missing": missing, "next_step": _next_step(missing), "where": _where(meta),
-            "where_parts": fill_text(_where(meta) or "", {}),
+            "where_parts": fill_text(_where(meta) or "", {}), "where_is_command": True,
             "severity": meta.get("severity"),
             "tell_apart": [{"runbook": d["slug"], "title": (metas.get(d["slug"]) or {}).get("title") or d["slug"],
                             "how": d.get("how", "")}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from analyzers.fill import fill_fixes
+from analyzers.fill import fill_fixes, fill_text
 from kb.lib.candidates import derive_candidates
 from kb.lib.evidence import as_record, records as evidence_records, short_path, symptom_weights
 from kb.lib.chain import chain_build
@@ -208,7 +208,7 @@ def _relate(findings: list[dict[str, Any]], stories: list[dict[str, Any]]) -> No
     for f in findings:
         story = next((st for st in stories if f["runbook"] in st["findings"]), {"findings": [f["runbook"]]})
         order = story["findings"]
-        after = f.get("explained_by") if "explained_by" in f else (order[0] if order.index(f["runbook"]) else None)
+        after = f.get("explained_by") or (order[0] if order.index(f["runbook"]) else None)
         f["after"] = by_slug.get(after) if after else None
         later = [by_slug[s] for s in order[1:] if s != f["runbook"]] if order[0] == f["runbook"] else []
         f["trigger_of"] = later
@@ -220,6 +220,7 @@ def _relate(findings: list[dict[str, Any]], stories: list[dict[str, Any]]) -> No
             f["reason"] = f"follows #{f['after']['rank']} {f['after']['title']} (chain)"
         else:
             f["reason"] = ""
+        f["reason_short"] = re.split(r"[:(]", f["reason"], maxsplit=1)[0].strip()
 
 
 def _leads(result: dict[str, Any], anchors: _Anchors) -> list[dict[str, Any]]:
@@ -273,8 +274,8 @@ def analysis_report(*, analysis: Analysis, zoom: dict[str, Any] | None = None) -
                                       "host_role": roles.get(i.get("host") or "", ""), "slot": f"t{n}",
                                       "colour": next((colours[r] for r in colours if r in (i.get("runbooks") or [])), GREY)}))
               for n, i in enumerate(result.get("timeline") or [], start=1)]
-    candidates = result.get("candidates")
-    if candidates is None and not findings:
+    candidates = [dict(c, where_parts=fill_text(c.get("where") or "", {})) for c in result.get("candidates") or []]
+    if "candidates" not in result and not findings:
         candidates = derive_candidates(result, metas, titles)
     top = findings[0] if findings else None
     return {
@@ -286,8 +287,7 @@ def analysis_report(*, analysis: Analysis, zoom: dict[str, Any] | None = None) -
         "config": result.get("config") or [], "files": result.get("files") or [],
         "skipped": result.get("skipped") or [], "notes": result.get("notes") or [],
         "stats": result.get("stats") or {}, "host_roles": sorted(roles.items()),
-        "runbook_titles": {s: (m.get("title") or s) for s, m in metas.items()},
-        "severity": (top or {}).get("severity"),
+        "runbook_titles": {s: (m.get("title") or s) for s, m in metas.items()}, "severity": (top or {}).get("severity"),
     }
 
 

@@ -171,9 +171,9 @@ def test_seed_004_ranks_its_candidates_with_their_next_step(live_server, page, o
                       "Kernel soft lockups stall every JVM on the host"], titles
     expect(candidates.first.locator(".next-step")).to_contain_text("Heap histogram shows many Flink file-sink Bucket objects")
     for c in candidates.all():
-        expect(c.locator(".next-step")).to_contain_text("its absence rules it out")
-        expect(c.locator(".command code")).not_to_be_empty()
-    expect(candidates.first.locator(".command code")).to_contain_text("jmap -histo:live")
-    expect(candidates.first.locator("mark.placeholder")).to_have_text("<tm-pid>")   # no pid in the bundle
+        expect(c.locator(".next-step")).to_contain_text("Look for")
+        expect(c.locator(".where")).not_to_be_empty()
+    expect(candidates.first.locator(".where")).to_contain_text("jmap -histo:live")   # where the histogram comes from
+    expect(candidates.nth(2).locator(".where")).to_contain_text("kern")
     _in_first_viewport(candidates.nth(2).locator(".next-step"))
     screenshot("incident-seed-004-first-screen", page.locator("main"))
