@@ -212,7 +212,7 @@ def _marks(dated, lane_of, x_of, colours, symptom_titles, runbook_titles):
         buckets.setdefault((lane, int(x // BUCKET_PX)), []).append((ts, item, x))
     marks, bins = [], []
     fan_max = DENSE_FAN_MAX if len(dated) > DENSE_ABOVE else FAN_MAX
-    for (lane, _), members in buckets.items():
+    for (lane, bucket), members in buckets.items():
         mid = TOP + LANE_H * lane + LANE_H / 2
         if len(members) > fan_max:
             runbook = _best_runbook([i for _, i, _ in members], colours)
@@ -232,23 +232,48 @@ def _marks(dated, lane_of, x_of, colours, symptom_titles, runbook_titles):
                 "r": 5 if runbook else 4, "colour": colours[runbook] if runbook else GREY, "runbook": runbook,
                 "href": "#" + evidence_anchor(item.get("path"), item.get("line")),
                 "title": _title(item, symptom_titles, runbook_titles),
-                "short": symptom if len(symptom) <= LABEL_CHARS else symptom[:LABEL_CHARS - 1].rstrip() + "…",
-                "lane": lane, "label": "",
+                "short": short_name(symptom),
+                "lane": lane, "bucket": bucket, "label": "",
             })
     marks.sort(key=lambda m: (m["lane"], m["x"]))
     return marks, bins
 
 
+def short_name(title: str) -> str:
+    """A symptom's title as a label: without its parenthesis, cut at a word.
+
+    >>> short_name("Kernel soft lockup (a CPU stuck in kernel mode)")
+    'Kernel soft lockup'
+    """
+    title = title.split(" (", 1)[0]
+    if len(title) <= LABEL_CHARS:
+        return title
+    return title[:LABEL_CHARS].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
 def _label(marks: list[dict[str, Any]]) -> None:
-    """Give a mark its symptom's short name where it fits: finding marks first,
-    left to right, never over another label of the lane nor past the plot."""
+    """Label each cluster of marks (one bucket of a lane) with its symptoms'
+    short names, right of its last mark or else left of its first: finding
+    clusters first, then left to right, never over another label or mark of
+    the lane nor outside the plot."""
+    clusters: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for m in marks:
+        clusters.setdefault((m["lane"], m["bucket"]), []).append(m)
     placed: dict[int, list[tuple[float, float]]] = {}
-    for m in sorted(marks, key=lambda m: (not m["runbook"], m["x"])):
-        start, end = m["x"] + 8, m["x"] + 8 + LABEL_PX * len(m["short"])
-        spans = placed.setdefault(m["lane"], [])
-        if end > WIDTH - 2 or any(start < b + 6 and a < end + 6 for a, b in spans):
-            continue
-        if any(abs(m["y"] - other["y"]) < 1 and start < other["x"] < end for other in marks if other["lane"] == m["lane"]):
-            continue   # the label would cover another mark
-        spans.append((start, end))
-        m["label"], m["label_x"], m["label_y"] = m["short"], round(start, 1), m["y"] + 3.5
+    order = sorted(clusters.values(), key=lambda ms: (not any(m["runbook"] for m in ms), min(m["x"] for m in ms)))
+    for members in order:
+        names = list(dict.fromkeys(m["short"] for m in members))
+        text = ", ".join(names[:2]) + (f" +{len(names) - 2}" if len(names) > 2 else "")
+        lane, width = members[0]["lane"], LABEL_PX * len(text)
+        right, left = max(m["x"] for m in members) + 8, min(m["x"] for m in members) - 8
+        spans = placed.setdefault(lane, [])
+        for start, end, anchor in ((right, right + width, "start"), (left - width, left, "end")):
+            if start < LABEL_W or end > WIDTH - 2 or any(start < b + 6 and a < end + 6 for a, b in spans):
+                continue
+            if any(o["lane"] == lane and start - 4 < o["x"] < end + 4 for o in marks if o not in members):
+                continue   # the label would cover another cluster's mark
+            spans.append((start, end))
+            head = members[0]
+            head.update(label=text, label_x=round(right if anchor == "start" else left, 1), label_anchor=anchor,
+                        label_start=round(start, 1), label_y=TOP + LANE_H * lane + LANE_H / 2 + 3.5)
+            break

@@ -19,7 +19,7 @@ from analyzers.fill import fill_fixes, fill_text
 from kb.lib.candidates import derive_candidates
 from kb.lib.evidence import as_record, records as evidence_records, short_path, symptom_weights
 from kb.lib.chain import chain_build
-from kb.lib.timeline import GREY, evidence_anchor, finding_colours, parse_ts, timeline_build
+from kb.lib.timeline import GREY, evidence_anchor, finding_colours, parse_ts, short_name, timeline_build
 from kb.models import Analysis, Runbook, Symptom
 from kb.selectors.runbooks import FIX_KIND_LABELS
 
@@ -33,7 +33,6 @@ ROLE_NAMES = {
 }
 EXPLANATION_RE = re.compile(r"^(?P<delta>[+-]\d+(?:\.\d+)?)\s+(?P<text>.*)$", re.S)
 BEST_RECORDS = 3
-SHORT_TITLE = 28
 
 
 def _explanation(finding: dict[str, Any]) -> list[dict[str, Any]]:
@@ -150,14 +149,6 @@ def _library(metas: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return dict(Symptom.objects.filter(id__in=ids - {None}).values_list("id", "definition"))
 
 
-def _short(title: str) -> str:
-    """A symptom's title for the one-line chain: without its parenthesis, cut at a word."""
-    title = title.split(" (", 1)[0]
-    if len(title) <= SHORT_TITLE:
-        return title
-    return title[:SHORT_TITLE].rsplit(" ", 1)[0].rstrip(",;:") + "…"
-
-
 def _finding(f: dict[str, Any], rank: int, *, ctx: dict[str, Any]) -> dict[str, Any]:
     titles, roles, anchors = ctx["titles"], ctx["roles"], ctx["anchors"]
     for n, e in enumerate(f.get("evidence") or [], start=1):
@@ -192,7 +183,7 @@ def _chain_line(stories: list[dict[str, Any]], top: str, titles: dict[str, str])
         return []
     out = []
     for step in story["steps"]:
-        label = _short(titles.get(step.get("symptom"), step.get("symptom") or ""))
+        label = short_name(titles.get(step.get("symptom"), step.get("symptom") or ""))
         if out and out[-1]["label"] == label:
             continue
         out.append({"label": label, "host": step.get("host"), "href": step["href"], "runbook": step["runbook"],

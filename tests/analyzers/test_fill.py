@@ -122,3 +122,16 @@ def test_a_bad_fill_map_gets_every_problem_named():
     assert "give capture or field, not both" in text
     assert "fill['<unused>']: no fix step uses this placeholder" in text and "take must be one of" in text
     assert check_fill([], fixes, set()) and check_fill({}, fixes, set()) == []
+
+
+def test_a_command_that_sets_a_knob_says_what_the_bundles_config_holds():
+    knobs = [{"key": "dfs.client.block.write.locateFollowingBlock.retries", "file": "hdfs-site.xml", "found": "5"},
+             {"key": "dfs.namenode.handler.count", "file": "hdfs-site.xml", "found": None}]
+    files = [{"path": "nn1/conf/hdfs-site.xml", "kind": "config"}, {"path": "nn1/conf/core-site.xml", "kind": "config"},
+             {"path": "nn1/hadoop-hdfs-namenode.log", "kind": "log"}]
+    step = {"text": "Raise the retries", "command": "<property><name>dfs.client.block.write.locateFollowingBlock.retries"
+                                                    "</name><value>10</value></property>"}
+    [fix] = fill_fixes([{"title": "t", "kind": "mitigation", "steps": [step]}], None, [], {}, knobs, files)
+    assert fix["steps"][0]["knob"] == ("dfs.client.block.write.locateFollowingBlock.retries is 5 in this bundle "
+                                       "(nn1/conf/hdfs-site.xml)")
+    assert fix["steps"][0]["missing"] == []

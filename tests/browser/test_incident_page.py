@@ -177,3 +177,32 @@ def test_seed_004_ranks_its_candidates_with_their_next_step(live_server, page, o
     expect(candidates.nth(2).locator(".where")).to_contain_text("kern")
     _in_first_viewport(candidates.nth(2).locator(".next-step"))
     screenshot("incident-seed-004-first-screen", page.locator("main"))
+
+
+def test_timeline_marks_are_labelled_open_their_evidence_and_the_axis_zooms(live_server, page, oncall, tmp_path,
+                                                                            screenshot):
+    incident, _ = _incident_of("000-flink-hdfs-openforwrite-after-soft-lockup", oncall, tmp_path)
+    login(page, live_server.url, "oncall", PASSWORD)
+    _open(page, live_server.url, incident)
+
+    page.locator("#timeline > summary").click()
+    svg = page.locator("svg.timeline")
+    expect(svg).to_be_visible()
+    labels = svg.locator("text.mark-label")
+    assert labels.count() >= 2                                   # each host's cluster of marks
+    assert any(t.startswith("Kernel soft lockup") for t in labels.all_text_contents())
+    screenshot("incident-seed-000-timeline", page.locator("#timeline"))
+
+    mark = svg.locator("a.mark[data-runbook='kernel-soft-lockup-stalls-jvm']").first
+    anchor = mark.get_attribute("href")
+    mark.locator("circle").click()
+    expect(page.locator(anchor)).to_be_in_viewport()
+    expect(page.locator(anchor)).to_contain_text("BUG: soft lockup")
+
+    page.locator("#timeline > summary").scroll_into_view_if_needed()
+    if page.locator("#timeline[open]").count() == 0:
+        page.locator("#timeline > summary").click()
+    page.locator("svg.timeline a.zoom-span").first.click(force=True)
+    page.wait_for_url(lambda url: "tl_from=" in url)
+    expect(page.locator("#timeline")).to_have_attribute("open", "")
+    expect(page.locator("#timeline a:has-text('Whole range')")).to_be_visible()
