@@ -163,7 +163,7 @@ def _finding(f: dict[str, Any], rank: int, *, ctx: dict[str, Any]) -> dict[str, 
     fixes = fill_fixes(f.get("fix_steps") or [], meta.get("fill"), records_all, ctx["library"],
                        f.get("knobs") or [], ctx["files"])
     confidence = float(f.get("confidence") or 0)
-    first_step = next((st for fix in fixes for st in fix["steps"]), None)
+    first_step = next(({**st, "cmd_id": f"cmd-a{ctx['pk']}-{rank}-first"} for fix in fixes for st in fix["steps"]), None)
     return {
         **f, "rank": rank, "colour": ctx["colours"][f["runbook"]], "percent": round(confidence * 100),
         "explanation_items": _explanation(f), "why_line": _why_line(f, titles),

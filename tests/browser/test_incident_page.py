@@ -103,6 +103,10 @@ def test_seed_000_fits_in_three_screens_with_its_folds_closed(live_server, page,
     _open(page, live_server.url, incident)
 
     assert page.locator("details[open]").count() == 0
+    duplicate_ids = page.evaluate("""() => { const seen = {}, dup = [];
+        for (const el of document.querySelectorAll('[id]')) { if (seen[el.id]) dup.push(el.id); seen[el.id] = 1; }
+        return dup; }""")
+    assert duplicate_ids == []
     height = page.evaluate("document.documentElement.scrollHeight")
     assert height <= 3 * VIEWPORT["height"], height
     # each finding shows at most three evidence records, the rest one click away
