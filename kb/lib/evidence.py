@@ -55,16 +55,19 @@ def records(evidence: list[dict[str, Any]], weights: dict[str, float] | None = N
         current: dict[str, Any] | None = None
         for ev in sorted(lines, key=lambda e: e.get("line") or 0):
             line = ev.get("line") or 0
+            if current is not None and line == current["lines"][-1].get("line"):
+                current["also"].append(ev)      # the same line matched another symptom
+                continue
             if (current is not None and is_continuation(ev.get("text"))
                     and line - current["lines"][-1].get("line", 0) <= CONTINUATION_SPAN):
                 current["lines"].append(ev)
                 continue
-            current = {"lines": [ev]}
+            current = {"lines": [ev], "also": []}
             out.append(current)
     for n, rec in enumerate(out):
         first = rec["lines"][0]
         causes = [e for e in rec["lines"][1:] if CAUSED_BY_RE.match(str(e.get("text") or ""))]
-        symptoms = list(dict.fromkeys(e.get("symptom") for e in rec["lines"]))
+        symptoms = list(dict.fromkeys(e.get("symptom") for e in rec["lines"] + rec["also"]))
         rec.update(first=first, caused_by=causes[-1] if causes else None, host=first.get("host"),
                    path=first.get("path"), line=first.get("line"), timestamp=first.get("timestamp"),
                    short_path=short_path(first.get("path"), first.get("host")), symptoms=symptoms,
@@ -95,6 +98,6 @@ def symptom_weights(finding: dict[str, Any]) -> dict[str, float]:
 
 def as_record(ev: dict[str, Any]) -> dict[str, Any]:
     """One evidence line as a record of its own (the timeline's event list)."""
-    return {"lines": [ev], "first": ev, "caused_by": None, "host": ev.get("host"), "path": ev.get("path"),
+    return {"lines": [ev], "also": [], "first": ev, "caused_by": None, "host": ev.get("host"), "path": ev.get("path"),
             "line": ev.get("line"), "timestamp": ev.get("timestamp"), "symptoms": [ev.get("symptom")],
             "short_path": short_path(ev.get("path"), ev.get("host")), "slot": ev.get("slot", "")}

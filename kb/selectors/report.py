@@ -211,6 +211,8 @@ def _relate(findings: list[dict[str, Any]], stories: list[dict[str, Any]]) -> No
             f["reason"] = f"follows #{f['after']['rank']} {f['after']['title']} (chain)"
         else:
             f["reason"] = ""
+        if len(findings) == 1 and not later and not f["after"]:
+            f["reason"] = ""        # one finding: nothing to rank it against
         f["reason_short"] = re.split(r"[:(]", f["reason"], maxsplit=1)[0].strip()
 
 

@@ -137,3 +137,15 @@ def test_zoom_keeps_only_the_range_and_offers_narrower_ones(seed_000):
     assert tl["start"] == zoom["start"] and tl["end"] == zoom["end"]
     assert tl["spans"] and all(zoom["start"].isoformat() <= s["start"] < s["end"] for s in tl["spans"])
     assert timeline_build(items, colours={})["full_start"] == tl["full_start"]
+
+
+def test_a_line_two_symptoms_match_is_one_record_naming_both(tmp_path):
+    result = _result(SEED_BUNDLES / "003-hbase-rs-abort-pipeline-recovery", tmp_path)
+    finding = result["findings"][0]
+    recs = records(finding["evidence"], symptom_weights(finding))
+
+    at = [(r["path"], r["line"]) for r in recs]
+    assert len(at) == len(set(at))
+    need = next(r for r in recs if r["path"] == "dn-src/hadoop-hdfs-datanode.log" and r["line"] == 2)
+    assert set(need["symptoms"]) == {"hdfs-pipeline-datanode-replacement-failed", "hdfs-transfer-source-short-replica"}
+    assert sum(len(r["lines"]) + len(r["also"]) for r in recs) == len(finding["evidence"])
