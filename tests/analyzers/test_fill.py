@@ -135,3 +135,24 @@ def test_a_command_that_sets_a_knob_says_what_the_bundles_config_holds():
     assert fix["steps"][0]["knob"] == ("dfs.client.block.write.locateFollowingBlock.retries is 5 in this bundle "
                                        "(nn1/conf/hdfs-site.xml)")
     assert fix["steps"][0]["missing"] == []
+
+
+FILLED_BY_CASE = {
+    "hdfs-block-missing": "hdfs fsck /warehouse/sales.db/orders/dt=2023-04-01/part-00007.orc -files -blocks -locations",
+    "hdfs-namenode-storage-dir-missing": "findmnt -T /data/name",
+    "hdfs-quota-exceeded": "hdfs dfs -count -q -h /user/user_name",
+    "zookeeper-acl-noauth": "zkCli.sh -server <zk>:2181 getAcl /config/topics/test",
+    "hdfs-lease-expired": "grep '/user/hive/warehouse/t1/.hive-staging_hive_2016-02-11_10-21-33_512_1/_task_tmp.-ext-10000/"
+                          "_tmp.000003_0' hdfs-audit.log | grep -E 'cmd=(delete|rename|create)'",
+}
+
+
+@pytest.mark.parametrize("slug", sorted(FILLED_BY_CASE))
+def test_each_runbooks_positive_case_fills_its_declared_placeholders(slug, tmp_path):
+    from tests.helpers import CASES
+
+    result = _result(CASES / slug / "positive", tmp_path)
+    commands = _commands(_filled(result, slug))
+    assert FILLED_BY_CASE[slug] in commands
+    declared = set(catalog().runbooks[slug].meta["fill"])
+    assert not [c for c in commands if any(key in c for key in declared)], commands
