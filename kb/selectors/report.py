@@ -71,13 +71,16 @@ def _norm(value: Any) -> str:
     return str(value).strip().lower()
 
 
-def _knobs(knobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _knobs(knobs: list[dict[str, Any]], files: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Knobs with `mismatch` (found differs from recommended) and `found_in` (the bundle's config files it is read from)."""
     out = []
     for k in knobs or []:
         found, recommended = k.get("found"), k.get("recommended")
         first_word = _norm(recommended).split(" ", 1)[0] if recommended is not None else ""
         mismatch = found is not None and _norm(found) not in (_norm(recommended), first_word)
-        out.append({**k, "mismatch": mismatch})
+        found_in = [f["path"] for f in files if found is not None and f.get("kind") == "config"
+                    and f.get("path", "").rsplit("/", 1)[-1] == str(k.get("file") or "").split(" ")[0]]
+        out.append({**k, "mismatch": mismatch, "found_in": found_in})
     return out
 
 
@@ -168,7 +171,7 @@ def _finding(f: dict[str, Any], rank: int, *, ctx: dict[str, Any]) -> dict[str, 
         **f, "rank": rank, "colour": ctx["colours"][f["runbook"]], "percent": round(confidence * 100),
         "explanation_items": _explanation(f), "why_line": _why_line(f, titles),
         "records": recs, "best_records": recs[:BEST_RECORDS], "more_records": recs[BEST_RECORDS:],
-        "knobs": _knobs(f.get("knobs") or []),
+        "knobs": _knobs(f.get("knobs") or [], ctx["files"]),
         "fix_groups": _fix_groups(fixes, f"cmd-a{ctx['pk']}-{rank}"), "first_step": first_step,
         "first_fix_title": fixes[0].get("title") if fixes else "",
         "hosts": sorted({e.get("host") for e in f.get("evidence") or [] if e.get("host")}),

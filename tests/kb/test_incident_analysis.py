@@ -349,6 +349,7 @@ def test_it_highlights_a_knob_found_different_from_the_recommendation(client_ali
     row = re.search(r'<tr class="knob-mismatch">.*?</tr>', html, re.S)
     assert row and "dfs.client.write.recover.lease.on.close.exception" in row.group(0)
     assert "<code>false</code>" in row.group(0) and "≠ recommended" in row.group(0)
+    assert "in <code>hadoop-081-159/hdfs-site.xml</code>" in row.group(0)     # the file it was read from
     # The lease hard limit is not in the file: not highlighted.
     assert "not in the bundle's config files" in html
     facts = html[html.index('id="bundle-facts"'):]
