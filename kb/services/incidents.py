@@ -22,6 +22,7 @@ from kb.services.staged import analysis_staged_file
 CONTEXT_RADIUS = 10
 MAX_LINE_CHARS = 4000
 MAX_LINE_NUMBER = 10**9
+RECORD_SPAN = 400      # the longest record whose lines one context request shows
 
 
 def incident_create(*, team: Team, title: str, severity: str, user: Any) -> Incident:
@@ -99,9 +100,10 @@ def analysis_file_entry(*, analysis: Analysis, path: str) -> dict[str, Any] | No
 
 
 def analysis_context(*, analysis: Analysis, path: str, line: int,
-                     radius: int = CONTEXT_RADIUS) -> dict[str, Any] | None:
-    """The lines around `line` of bundle file `path`, or None when `path` is not
-    one of the analysis's files. {"available": False} when the file is gone."""
+                     radius: int = CONTEXT_RADIUS, end: int | None = None) -> dict[str, Any] | None:
+    """The lines around `line` of bundle file `path` (through `end`, the last
+    line of a multi-line record, at most RECORD_SPAN further), or None when
+    `path` is not one of the analysis's files. {"available": False} when the file is gone."""
     entry = analysis_file_entry(analysis=analysis, path=path)
     if entry is None or not 1 <= line <= MAX_LINE_NUMBER:
         return None
@@ -111,6 +113,8 @@ def analysis_context(*, analysis: Analysis, path: str, line: int,
     if disk is None:
         return ctx
     first, last = max(1, line - radius), line + radius
+    if end is not None and line < end <= line + RECORD_SPAN:
+        last = end + radius
     ctx["lines"] = _read_lines(disk, first, last, line)
     ctx["available"] = True
     ctx["past_end"] = not any(item["target"] for item in ctx["lines"])

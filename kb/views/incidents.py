@@ -149,7 +149,9 @@ def analysis_context(request: HttpRequest, pk: int) -> HttpResponse:
         line = int(request.GET.get("line", ""))
     except ValueError:
         raise Http404("No such line.") from None
-    context = kb.services.incidents.analysis_context(analysis=analysis, path=request.GET.get("path", ""), line=line)
+    end = request.GET.get("end", "")
+    context = kb.services.incidents.analysis_context(analysis=analysis, path=request.GET.get("path", ""), line=line,
+                                                     end=int(end) if end.isdigit() else None)
     if context is None:
         raise Http404("No such file in this analysis.")
     ctx = {"analysis": analysis, "context": context}

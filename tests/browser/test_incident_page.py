@@ -31,12 +31,13 @@ WAL = ("/hbase/WALs/c1-hd-dn18.bdp.idc,16020,1469772903345/"
 
 
 @pytest.fixture
-def oncall(transactional_db):
+def oncall(transactional_db, settings, tmp_path):
     from django.contrib.auth import get_user_model
 
     from kb.models import Membership, Team
     from tests.celery_harness import sync_real_runbooks
 
+    settings.BUNDLES_DIR = tmp_path / "bundles"
     sync_real_runbooks()
     team = Team.objects.create(name="On call", slug="on-call")
     user = get_user_model().objects.create_user("oncall", password=PASSWORD)
@@ -45,18 +46,32 @@ def oncall(transactional_db):
 
 
 def _incident_of(seed: str, user, tmp_path):
-    """An incident with a done analysis of the seed bundle, as the pipeline stores it."""
-    from analyzers.engine import analyze_paths
+    """An incident with a done analysis of the seed bundle, staged and stored as the pipeline does
+    (BUNDLES_DIR/<code>/staged/, its manifest, Finding rows, the severity following the top finding)."""
+    import uuid
+    from pathlib import Path
+
+    from django.conf import settings
+
+    from analyzers.engine import analyze_staged
+    from analyzers.staging import stage_logs
     from kb.models import Analysis, Bundle, Finding, Incident
     from kb.services.incidents import incident_severity_follow
+    from kb.services.staged import staged_manifest_write
 
-    result = analyze_paths([str(bundle_copy(SEED_BUNDLES / seed, tmp_path))], runbook_metas())
+    code = uuid.uuid4()
+    root = Path(settings.BUNDLES_DIR) / str(code)
+    workdir = root / "staged" / "seed"
+    workdir.mkdir(parents=True)
+    staged = stage_logs([str(bundle_copy(SEED_BUNDLES / seed, root / "upload"))], str(workdir))
+    result = analyze_staged(staged, runbook_metas())
     team = user.memberships.get().team
     incident = Incident.objects.create(team=team, title=f"Seed {seed[:3]}", severity="low", created_by=user)
-    bundle = Bundle.objects.create(team=team, incident=incident, uploaded_by=user, original_name=f"{seed}.tgz",
-                                   stored_path="")
+    bundle = Bundle.objects.create(code=code, team=team, incident=incident, uploaded_by=user,
+                                   original_name=f"{seed}.tgz", stored_path="")
     analysis = Analysis.objects.create(team=team, bundle=bundle, status="done", progress=100, engine="local",
                                        result=result)
+    staged_manifest_write(bundle=bundle, analysis_id=analysis.id, files=staged.files)
     for rank, f in enumerate(result["findings"], start=1):
         Finding.objects.create(analysis=analysis, slug=f["runbook"], rank=rank, confidence=f["confidence"])
     incident_severity_follow(incident_id=incident.pk, result=result)
@@ -129,6 +144,8 @@ def test_a_stack_trace_is_one_record_with_its_deepest_caused_by(live_server, pag
     expect(record.locator(".permalink")).to_have_text("flink-taskmanager.log:2")   # the host folder shown once
     record.locator("summary", has_text="matched lines").click()
     expect(record.locator(".record-line")).to_have_count(2)
+    record.locator("a.record-open").click()                          # the whole trace from the staged file
+    expect(record.locator(".context-lines")).to_contain_text("... 16 more")
     # the log text gets the width: no line box narrower than half the record
     widths = record.evaluate("r => [r.getBoundingClientRect().width, r.querySelector('code.logline').getBoundingClientRect().width]")
     assert widths[1] > widths[0] * 0.9, widths

@@ -201,6 +201,16 @@ def test_it_returns_the_lines_around_an_evidence_line(client_alice, seed_analysi
     assert page.status_code == 200 and b"<html" in page.content
 
 
+def test_it_returns_a_whole_record_through_its_last_matched_line(client_alice, seed_analysis):
+    """The record of line 2 (the lost leadership) ends at its Caused by, line 21: all of it, 10 lines around."""
+    html = client_alice.get(_context_url(seed_analysis, TM_LOG, 2) + "&end=21", HTTP_HX_REQUEST="true").content.decode()
+    assert [int(n) for n in re.findall(r'<span class="n">(\d+)</span>', html)] == list(range(1, 32))
+    # an end before the line, too far away or not a number: the usual ±10 lines
+    for end in ("1", "100000", "x"):
+        html = client_alice.get(_context_url(seed_analysis, TM_LOG, 48) + f"&end={end}").content.decode()
+        assert [int(n) for n in re.findall(r'<span class="n">(\d+)</span>', html)] == list(range(38, 59))
+
+
 @pytest.mark.parametrize("path", [
     "hadoop-081-159/other.log",
     "../" + str(CODE) + "/upload",
