@@ -36,7 +36,8 @@ MAX_TICKS = 8
 BUCKET_PX = 12         # marks closer than this in a lane share a bucket ...
 FAN_MAX = 9            # ... which becomes one bin past this many marks,
 DENSE_ABOVE = 500      # or, past this many events in all (more than a result's timeline holds),
-DENSE_FAN_MAX = 3      # past this many: thousands of fanned-out marks are unreadable
+DENSE_FAN_MAX = 3      # past this many: thousands of fanned-out marks are unreadable,
+DENSE_BUCKET_PX = 24   # and the buckets twice as wide (about 30 bins a lane)
 LABEL_CHARS = 24       # a mark's label: its symptom's title, cut
 LABEL_PX = 5.6         # width of a label character at font-size 10
 OTHER_HOSTS = "(other hosts)"
@@ -185,7 +186,7 @@ def timeline_build(items: list[dict[str, Any]], *, colours: dict[str, str],
     out["spans"] = [{"x": round(x_of(a), 1), "w": round(x_of(b) - x_of(a), 1),
                      "start": _iso(a), "end": _iso(b)} for a, b in zip(edges, edges[1:]) if b > a]
     out["marks"], out["bins"] = _marks(dated, lane_of, x_of, colours, symptom_titles, runbook_titles)
-    _label(out["marks"])
+    _label(out["marks"], out["bins"])
     return out
 
 
@@ -201,25 +202,27 @@ def _best_runbook(items: list[dict[str, Any]], colours: dict[str, str]) -> str:
 def _marks(dated, lane_of, x_of, colours, symptom_titles, runbook_titles):
     """Marks in time order, and bins. Marks that would overlap in a lane are
     packed into a small grid (three rows, then a column further right); past
-    FAN_MAX in one BUCKET_PX column of a lane (DENSE_FAN_MAX when there are
-    thousands) they become one bin that shows its count and zooms into its
-    time range."""
+    FAN_MAX in one BUCKET_PX column of a lane (DENSE_FAN_MAX in DENSE_BUCKET_PX
+    when there are thousands) they become one bin that shows its count and
+    zooms into its time range."""
     rows = [0, -9, 9]
+    dense = len(dated) > DENSE_ABOVE
+    bucket_px = DENSE_BUCKET_PX if dense else BUCKET_PX
     buckets: dict[tuple[int, int], list[tuple[datetime, dict[str, Any], float]]] = {}
     for ts, item in sorted(dated, key=lambda p: (p[0], str(p[1].get("path")), p[1].get("line") or 0)):
         lane = lane_of.get(item.get("host") or NO_HOST, lane_of.get(OTHER_HOSTS, 0))
         x = x_of(_seconds(ts))
-        buckets.setdefault((lane, int(x // BUCKET_PX)), []).append((ts, item, x))
+        buckets.setdefault((lane, int(x // bucket_px)), []).append((ts, item, x))
     marks, bins = [], []
-    fan_max = DENSE_FAN_MAX if len(dated) > DENSE_ABOVE else FAN_MAX
+    fan_max = DENSE_FAN_MAX if dense else FAN_MAX
     for (lane, bucket), members in buckets.items():
         mid = TOP + LANE_H * lane + LANE_H / 2
         if len(members) > fan_max:
             runbook = _best_runbook([i for _, i, _ in members], colours)
             names = sorted({symptom_titles.get(i.get("symptom") or "", i.get("symptom") or "") for _, i, _ in members})
             first, last = members[0][0], members[-1][0]
-            bins.append({"x": round(min(x for *_, x in members), 1), "y": mid, "count": len(members),
-                         "w": max(BUCKET_PX, round(max(x for *_, x in members) - min(x for *_, x in members), 1)),
+            bins.append({"x": round(min(x for *_, x in members), 1), "y": mid, "count": len(members), "lane": lane,
+                         "w": max(bucket_px - 2, round(max(x for *_, x in members) - min(x for *_, x in members), 1)),
                          "colour": colours[runbook] if runbook else GREY, "runbook": runbook,
                          "start": _iso(_seconds(first) - 0.0005), "end": _iso(_seconds(last) + 0.0005),
                          "title": f"{len(members)} events, {first:%H:%M:%S} to {last:%H:%M:%S}: " + ", ".join(names[:6])})
@@ -251,7 +254,7 @@ def short_name(title: str) -> str:
     return title[:LABEL_CHARS].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
-def _label(marks: list[dict[str, Any]]) -> None:
+def _label(marks: list[dict[str, Any]], bins: list[dict[str, Any]]) -> None:
     """Label each cluster of marks (one bucket of a lane) with its symptoms'
     short names, right of its last mark or else left of its first: finding
     clusters first, then left to right, never over another label or mark of
@@ -272,6 +275,8 @@ def _label(marks: list[dict[str, Any]]) -> None:
                 continue
             if any(o["lane"] == lane and start - 4 < o["x"] < end + 4 for o in marks if o not in members):
                 continue   # the label would cover another cluster's mark
+            if any(b["lane"] == lane and b["x"] < end + 4 and start - 4 < b["x"] + b["w"] for b in bins):
+                continue   # or a bin
             spans.append((start, end))
             head = members[0]
             head.update(label=text, label_x=round(right if anchor == "start" else left, 1), label_anchor=anchor,

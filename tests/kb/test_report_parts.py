@@ -17,7 +17,7 @@ import kb.lib.timeline
 from analyzers.engine import analyze_paths
 from kb.lib.candidates import derive_candidates
 from kb.lib.evidence import records, short_path, symptom_weights
-from kb.lib.timeline import BUCKET_PX, DENSE_FAN_MAX, timeline_build
+from kb.lib.timeline import DENSE_BUCKET_PX, DENSE_FAN_MAX, timeline_build
 from tests.helpers import SEED_BUNDLES, bundle_copy, catalog, runbook_metas
 
 SEED_000 = SEED_BUNDLES / "000-flink-hdfs-openforwrite-after-soft-lockup"
@@ -103,10 +103,10 @@ def test_ten_thousand_events_on_thirty_hosts_become_bins_per_host(seed_000):
 
     assert len(tl["lanes"]) == 30
     assert tl["bins"] and sum(b["count"] for b in tl["bins"]) + len(tl["marks"]) == 10_000
-    assert len(tl["bins"]) + len(tl["marks"]) <= 30 * (tl["plot_x1"] - tl["plot_x0"]) / BUCKET_PX + 30
+    assert len(tl["bins"]) + len(tl["marks"]) <= 30 * (tl["plot_x1"] - tl["plot_x0"]) / DENSE_BUCKET_PX + 30
     assert all(b["count"] > DENSE_FAN_MAX and b["start"] < b["end"] for b in tl["bins"])
     # what is left as single marks is at most a fan of three per bucket
-    assert len(tl["marks"]) <= 30 * ((tl["plot_x1"] - tl["plot_x0"]) / BUCKET_PX + 1) * DENSE_FAN_MAX
+    assert len(tl["marks"]) <= 30 * ((tl["plot_x1"] - tl["plot_x0"]) / DENSE_BUCKET_PX + 1) * DENSE_FAN_MAX
 
 
 def test_clusters_of_marks_carry_their_symptoms_short_names_without_overlap(seed_000):
