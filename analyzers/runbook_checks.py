@@ -12,10 +12,10 @@ import re
 from typing import Any
 
 from analyzers.runbook_vocabulary import (
-    CAPTURE_TYPES, COMPONENTS, DURATION_RE, FACTS, FIX_KEYS, FIX_KINDS,
-    KNOB_KEYS, OPS, RELATION_KEYS, ROLES, SEVERITIES, SLUG_RE,
-    STEP_KEYS, SYMPTOM_DEF_KEYS, SYMPTOM_USE_KEYS, TICKET_KEYS, TICKET_STATUSES, TOP_KEYS, UNSUPPORTED_RE, VERSION_COMPONENTS,
+    CAPTURE_TYPES, COMPONENTS, DURATION_RE, FACTS, FIX_KEYS, FIX_KINDS, KNOB_KEYS, OPS, RELATION_KEYS, ROLES, SEVERITIES,
+    SLUG_RE, STEP_KEYS, SYMPTOM_DEF_KEYS, SYMPTOM_USE_KEYS, TICKET_KEYS, TICKET_STATUSES, TOP_KEYS, UNSUPPORTED_RE, VERSION_COMPONENTS,
 )
+from analyzers.fill import check_fill
 from analyzers.runbook_links import check_leads_to
 from analyzers.versions import parse_range
 
@@ -175,6 +175,7 @@ def check_runbook_meta(meta: dict[str, Any], p: Problems, library: dict[str, dic
     _check_knobs(meta.get("knobs") or [], p)
     _check_fixes(meta.get("fixes"), p)
     _check_references(meta, p)
+    p.errors.extend(f"{p.path}: {w}: {m}" for w, m in check_fill(meta.get("fill", {}), meta.get("fixes"), set(library)))
 
 
 def _check_symptom_uses(symptoms: Any, p: Problems, library: dict[str, dict[str, Any]]) -> set[str]:

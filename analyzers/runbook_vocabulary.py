@@ -26,6 +26,7 @@ TOP_KEYS = {
     "slug": True, "title": True, "summary": True, "components": True, "severity": True,
     "symptoms": True, "fixes": True, "affected_versions": False, "relations": False,
     "chain": False, "knobs": False, "tickets": False, "references": False, "differential": False,
+    "fill": False,
     "leads_to": False,
 }
 # A symptom's definition lives in runbooks/symptoms/<id>.yaml; a runbook only uses it.

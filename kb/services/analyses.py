@@ -32,6 +32,7 @@ from analyzers.model import BundleError
 from analyzers.staging import stage_logs
 from kb.models import Analysis, Bundle, Finding, Incident, Runbook, Team
 from kb.services.bundles import bundle_incident_for_upload, bundle_limits, bundle_store, safe_label
+from kb.services.incidents import incident_severity_follow
 from kb.services.staged import staged_dir, staged_manifest_write
 from kb.services.leases import (
     Heartbeat,
@@ -229,6 +230,9 @@ def _store(analysis_id: int, owner: str, result: dict[str, Any], engine: str, di
             raise LeaseLost(f"analysis {analysis_id}: lease of {owner} lost before the result was stored")
         Finding.objects.filter(analysis_id=analysis_id).delete()
         Finding.objects.bulk_create(findings)
+        incident_id = Analysis.objects.filter(id=analysis_id).values_list("bundle__incident_id", flat=True).first()
+        if incident_id is not None:
+            incident_severity_follow(incident_id=incident_id, result=result)
 
 
 def _digest(runbooks: list[dict[str, Any]]) -> str:

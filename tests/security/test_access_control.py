@@ -137,6 +137,7 @@ def _id_urls(world, missing: bool = False) -> dict[str, tuple[str, dict]]:
     return {
         "incident_detail": (f"/incidents/{inc}/", {}),
         "incident_update": (f"/incidents/{inc}/update/", {"status": "resolved", "severity": "low", "owner": ""}),
+        "incident_quick_status": (f"/incidents/{inc}/status/", {"status": "resolved"}),
         "incident_upload": (f"/incidents/{inc}/upload/", {}),   # the file is added below
         "incident_annotations": (f"/incidents/{inc}/annotations/", {"body": "mallory was here"}),
         "incident_activity": (f"/incidents/{inc}/activity/", {}),
