@@ -24,8 +24,9 @@ install: $(STAMP) system-deps
 system-deps:
 	bash scripts/system-deps.sh
 
+# `make run PORT=8100` moves the web port (scripts/run.sh reads KB_PORT).
 run: install
-	bash scripts/run.sh
+	$(if $(PORT),KB_PORT=$(PORT) )bash scripts/run.sh
 
 # Production web server (gunicorn, README "Deployment"); needs SECRET_KEY in the environment.
 serve: install
