@@ -41,6 +41,7 @@ check: install
 bench: install
 	$(PY) -m scripts.bench $(BENCH_ARGS)
 	$(PY) -m scripts.bench_api
+	$(PY) -m scripts.bench_search
 
 chaos: install
 	$(PY) -m pytest -m chaos --run-chaos $(PYTEST_ARGS)
