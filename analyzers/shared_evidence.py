@@ -22,7 +22,8 @@ def rank_candidates(result: dict[str, Any], runbooks: list[dict[str, Any]]) -> l
     """Every runbook (not already a finding) that lists a symptom seen in `result`,
     best supported first. Each: runbook, title, score, shown (the symptoms seen,
     with role and weight), shown_count / listed_count, required_seen /
-    required_missing (symptom ids), excluded_by (excluding symptoms seen) and
+    required_missing (symptom ids; confirm_with: the missing ones with their
+    titles), excluded_by (excluding symptoms seen) and
     ruled_out (an excluding symptom that vetoes the runbook was seen)."""
     seen = {s["id"]: s for s in result.get("symptoms") or []}
     found = {f["runbook"] for f in result.get("findings") or []}
@@ -51,6 +52,10 @@ def rank_candidates(result: dict[str, Any], runbooks: list[dict[str, Any]]) -> l
             "listed_count": len(listed),
             "required_seen": [s["id"] for s in required if s["id"] in seen],
             "required_missing": [s["id"] for s in required if s["id"] not in seen],
+            # What to look for next: the required symptoms not seen, with the
+            # titles the library gives them (the runbook's symptom entries carry them).
+            "confirm_with": [{"symptom": s["id"], "title": s.get("title") or s["id"]}
+                             for s in required if s["id"] not in seen],
             "excluded_by": [s["id"] for s in excluding],
             "ruled_out": any(s.get("veto", True) for s in excluding),
         })

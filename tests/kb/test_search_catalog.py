@@ -67,7 +67,8 @@ def test_the_pasted_regionserver_excerpt_of_seed_003_finds_the_pipeline_runbook_
     link = reverse("runbook_detail", args=[PIPELINE])
     assert candidates.index(link) < min(
         candidates.index(reverse("runbook_detail", args=[c["runbook"]])) for c in rest)
-    assert "Would be confirmed by: <code>hdfs-pipeline-datanode-replacement-failed</code>" in content
+    assert ("Would be confirmed by: Pipeline recovery could not add a working replacement DataNode "
+            "<code>hdfs-pipeline-datanode-replacement-failed</code>") in content
 
 
 def test_a_candidate_is_ruled_out_by_an_excluding_symptom_seen(catalog):
