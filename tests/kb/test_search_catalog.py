@@ -129,3 +129,23 @@ def test_query_syntax_in_the_words_is_searched_as_text(client_alice, catalog):
     response = client_alice.get(reverse("search"), {"q": 'NEAR( title:"x * AND OR -'})
 
     assert response.status_code == 200
+
+
+def test_a_candidate_with_an_excluding_symptom_seen_is_ruled_out_and_ranked_last(client_alice, catalog):
+    # A real Kafka broker log (tests/fixtures/cases/disk-full/positive-kafka-native-compose,
+    # SOURCE.md): the log dir failed because the disk is full, which kafka-log-dir-failure
+    # lists as excluding (another cause).
+    log = (RUNBOOKS_DIR.parent / "tests/fixtures/cases/disk-full/positive-kafka-native-compose"
+           / "docker-compose.log").read_text(encoding="utf-8")
+
+    response = client_alice.post(reverse("search"), {"log": log})
+
+    result = response.context["log_result"]
+    assert [f["runbook"] for f in result["findings"]] == ["disk-full"]
+    candidates = result["candidates"]
+    ruled_out = next(c for c in candidates if c["runbook"] == "kafka-log-dir-failure")
+    assert ruled_out["ruled_out"] and ruled_out["excluded_by"] == ["disk-space-exhausted"]
+    assert candidates.index(ruled_out) >= sum(not c["ruled_out"] for c in candidates)
+    content = response.content.decode()
+    assert "Other candidates" in content
+    assert "Ruled out: <code>disk-space-exhausted</code> points at another cause." in content
