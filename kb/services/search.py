@@ -44,7 +44,8 @@ def _marked_html(text: str) -> str:
 @dataclass
 class WordSearch:
     hits: list[WordHit]
-    ignored_words: list[str]  # too common to select by (kb.services.search_index)
+    ignored_words: list[str]      # too common to select by, left out (kb.services.search_index)
+    too_common_words: list[str] = field(default_factory=list)  # all the query had: searched, barely ranked
 
 
 def runbook_search_words(*, q: str, limit: int = MAX_WORD_HITS) -> list[WordHit]:
@@ -59,7 +60,7 @@ def word_search(*, q: str, limit: int = MAX_WORD_HITS) -> WordSearch:
     words = list(dict.fromkeys(w.lower() for w in WORD_RE.findall(q or "") if len(w) >= 2))
     if not words:
         return WordSearch([], [])
-    hits, ignored = RUNBOOK_INDEX.search(words, limit)
+    hits, common, left_out = RUNBOOK_INDEX.search(words, limit)
     runbooks = Runbook.objects.in_bulk([h.runbook_id for h in hits])
     best = {}
     for h in hits:
@@ -72,9 +73,13 @@ def word_search(*, q: str, limit: int = MAX_WORD_HITS) -> WordSearch:
             runbook=runbooks[h.runbook_id], score=round(h.rank, 2), matched_words=h.matched_terms,
             fields=h.fields, title_html=_marked_html(h.title), snippet_html=_marked_html(h.snippet),
             snippet_field=h.snippet_field,
-            weak=h.matched_terms < hits[0].matched_terms or h.rank < WEAK_SHARE * best[h.matched_terms],
+            # Words in most runbooks rank nothing: then every hit is a weak one.
+            weak=(bool(common) and not left_out) or h.matched_terms < hits[0].matched_terms
+            or h.rank < WEAK_SHARE * best[h.matched_terms],
         ))
-    return WordSearch(out, ignored)
+    if left_out:
+        return WordSearch(out, common)
+    return WordSearch(out, [], common)
 
 
 def runbook_search_log(*, text: str) -> dict[str, Any]:

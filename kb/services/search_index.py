@@ -80,15 +80,16 @@ class RunbookIndex:
             self._db, self._signature = self._build(), signature
         return self._db
 
-    def search(self, terms: list[str], limit: int) -> tuple[list[IndexHit], list[str]]:
+    def search(self, terms: list[str], limit: int) -> tuple[list[IndexHit], list[str], bool]:
         """Runbooks containing any of `terms`, those with more of the terms first,
-        then by weighted BM25; and the terms left out as too common. Each term is
-        matched as a phrase, so a knob key (dfs.datanode.du.reserved) or an
-        exception name needs its parts in order."""
+        then by weighted BM25; the terms that are too common (in most runbooks);
+        and whether they were left out (True) or were all there was to search
+        (False). Each term is matched as a phrase, so a knob key
+        (dfs.datanode.du.reserved) or an exception name needs its parts in order."""
         phrases = {t: _phrase(t) for t in terms}
         phrases = {t: p for t, p in phrases.items() if p}
         if not phrases:
-            return [], []
+            return [], [], False
         weights = ", ".join(str(WEIGHTS[c]) for c in COLUMNS)
         with self._lock:
             db = self._connection()
@@ -97,10 +98,9 @@ class RunbookIndex:
                      for t, p in phrases.items()}
             common = [t for t, ids in found.items()
                       if total >= COMMON_MIN_RUNBOOKS and len(ids) > COMMON_SHARE * total]
-            if len(common) < len(phrases):
+            left_out = len(common) < len(phrases)  # else only common words: search them
+            if left_out:
                 phrases = {t: p for t, p in phrases.items() if t not in common}
-            else:
-                common = []  # only common words: search them rather than nothing
             per_term = [found[t] for t in phrases]
             highlight_cols = ", ".join(
                 f"highlight(idx, {i}, '{MARK_OPEN}', '{MARK_CLOSE}')" for i in range(len(COLUMNS)))
@@ -125,7 +125,7 @@ class RunbookIndex:
                 snippet_field=field,
             ))
         hits.sort(key=lambda h: (-h.matched_terms, -h.rank))
-        return hits[:limit], common
+        return hits[:limit], common, left_out
 
 
 def _phrase(term: str) -> str:

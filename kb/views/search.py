@@ -23,6 +23,7 @@ def search(request: HttpRequest) -> HttpResponse:
         ctx["q"] = word_form.cleaned_data["q"]
         found = word_search(q=ctx["q"])
         ctx["hits"], ctx["ignored_words"] = found.hits, found.ignored_words
+        ctx["too_common_words"] = found.too_common_words
         ctx["strong_hits"] = [h for h in found.hits if not h.weak]
         ctx["weak_hits"] = [h for h in found.hits if h.weak]
     return render(request, "kb/search.html", ctx)

@@ -149,3 +149,11 @@ def test_a_candidate_with_an_excluding_symptom_seen_is_ruled_out_and_ranked_last
     content = response.content.decode()
     assert "Other candidates" in content
     assert "Ruled out: <code>disk-space-exhausted</code> points at another cause." in content
+
+
+def test_only_common_words_are_searched_but_folded_with_a_hint(client_alice, catalog):
+    response = client_alice.get(reverse("search"), {"q": "the"})
+
+    assert response.context["too_common_words"] == ["the"]
+    assert response.context["hits"] and not response.context["strong_hits"]
+    assert "in most runbooks, so the matches below are hardly ranked" in response.content.decode()
