@@ -14,6 +14,7 @@ import signal
 import subprocess
 import threading
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -35,6 +36,25 @@ def _run_env(tmp_path, redis_port: int) -> dict[str, str]:
 def _reader(proc: subprocess.Popen, lines: queue.Queue) -> None:
     for line in proc.stdout:
         lines.put(line.rstrip("\n"))
+
+
+def _started_by(tmp_path) -> list[int]:
+    """The processes of this run: their command line names its KB_VAR_DIR (the
+    worker's and redis-server's log files are in it)."""
+    pids = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if str(tmp_path).encode() in cmdline.read_bytes():
+                pids.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return pids
+
+
+def _redis_pid(port: int) -> int:
+    import redis
+
+    return int(redis.Redis(port=port, socket_connect_timeout=0.5).info("server")["process_id"])
 
 
 def _redis_answers(port: int) -> bool:
@@ -84,9 +104,19 @@ def test_make_run_port_moves_the_web_port_and_the_printed_login_url(tmp_path):
         assert _redis_answers(redis_port)  # run.sh started its own redis-server
         assert (tmp_path / "var" / "kb.sqlite3").exists() and (tmp_path / "var" / "login.txt").exists()
     finally:
-        _stop_group(proc, signal.SIGTERM, 20)
-    # run.sh's trap stops what it started in its own sessions (redis-server, worker).
-    wait_for(lambda: not _redis_answers(redis_port), 20, 0.2, "run.sh to stop its redis-server")
+        # As Ctrl-C does: signal the whole group (make, run.sh, runserver) and let
+        # run.sh's trap stop what it started in its own sessions (redis-server,
+        # worker). make exits at once, so no SIGKILL before the trap has run.
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            wait_for(lambda: not _redis_answers(redis_port) and not _started_by(tmp_path), 30, 0.2,
+                     "run.sh to stop its redis-server and worker")
+        finally:
+            _stop_group(proc, signal.SIGKILL, 5)
+            # Only if the trap failed: this run's own processes (redis-server retitles
+            # itself, so it is found by its port).
+            for pid in _started_by(tmp_path) + ([_redis_pid(redis_port)] if _redis_answers(redis_port) else []):
+                os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.parametrize("bad", ["abc", "0", "70000", "80; rm -rf /"])
