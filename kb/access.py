@@ -7,6 +7,9 @@
   an admin of their team.
 - Runbooks: staff edit every runbook; team admins edit their team's runbooks
   and, while a runbook has no owning team (the shipped catalog), any runbook.
+- Teams: a team's page is its members'; only its admins add or remove members
+  and set roles; a team always keeps one admin (kb.services.teams). Staff and
+  team admins may create a team.
 """
 
 from __future__ import annotations
@@ -92,3 +95,23 @@ def symptom_can_edit(*, user: Any, symptom: Symptom) -> bool:
         return True
     users = list(Runbook.objects.filter(symptom_uses__symptom=symptom).distinct())
     return bool(users) and all(runbook_can_edit(user=user, runbook=rb) for rb in users)
+
+
+def team_is_admin(user: Any, team: Team | int) -> bool:
+    team_id = team if isinstance(team, int) else team.pk
+    return team_id in admin_team_ids(user)
+
+
+def require_team_admin(user: Any, team: Team) -> None:
+    """Changing a team's members is for that team's admins only (staff included:
+    staff manage teams in the Django admin, not as a back door here)."""
+    if not team_is_admin(user, team):
+        raise PermissionDenied("Only an admin of the team may change its members.")
+
+
+def team_can_create(user: Any) -> bool:
+    """Staff, and anyone who is already an admin of a team, may create a team
+    (and become its first admin)."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return False
+    return bool(user.is_staff or user.is_superuser or admin_team_ids(user))

@@ -12,7 +12,9 @@ activity.py       activity_record (the one writer of an incident's activity stre
 collab.py         annotations, runbook field notes, finding feedback, follows (writes)
 notifications.py  notification_*, notify_mentions, collab_analysis_finished
 tokens.py         token_create, token_authenticate, token_revoke
-search.py         runbook_search_words, runbook_search_log
+search.py         word_search / runbook_search_words, runbook_search_log (+ ranked candidates)
+search_index.py   RUNBOOK_INDEX: the in-memory SQLite FTS5 (BM25) index word search reads
+teams.py          team_create, member_add, member_set_role, member_remove (the last admin stays), team_changes
 runbooks.py       runbook_save, runbook_update
 sync.py           runbook_sync
 export.py         runbook_text, runbook_export
