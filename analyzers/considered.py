@@ -71,9 +71,8 @@ def _verdict(rb: RunbookSpec, occurrences: dict[str, list[Hit]],
             problems.append(("missing-required", f"required {names} not seen"))
     for rel in rb.relations:
         if rel.role == "required" and _relation_holds(rel, sample) is None:
-            within = f"{rel.within_s:g}s" if rel.within_s is not None else "any time"
             problems.append(("condition", f"required relation {rel.first} -> {rel.then} did not hold "
-                                          f"(within {within}, hosts {rel.hosts})"))
+                                          f"(within {rel.within or 'any time'}, hosts {rel.hosts})"))
     required_present = [s.id for members in groups.values() for s in members if s.id in present]
     if not missing and len(groups) < 2 and all(requirers.get(sid) != [rb.slug] for sid in required_present):
         others = sorted({o for sid in required_present for o in requirers.get(sid, []) if o != rb.slug})

@@ -44,6 +44,7 @@ class Relation:
     first: str
     then: str
     within_s: float | None = None     # seconds; None: no time limit
+    within: str | None = None         # as the runbook wrote it ("1m"), for explanations
     order: str = "after"
     hosts: str = "any"
     role: str = "supporting"
@@ -176,7 +177,7 @@ def _symptom_use(s: Mapping[str, Any]) -> SymptomUse:
 def _relation(r: Mapping[str, Any]) -> Relation:
     return Relation(
         first=r["first"], then=r["then"],
-        within_s=_seconds(r),
+        within_s=_seconds(r), within=r.get("within"),
         order=r.get("order", "after"), hosts=r.get("hosts", "any"), role=r.get("role", "supporting"),
         weight=float(r.get("weight", 0.0)), why=r.get("why"),
     )
