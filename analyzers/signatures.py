@@ -20,6 +20,7 @@ from typing import Any, Iterable
 
 from analyzers.literals import is_caseless, required_literal_sets
 from analyzers.runbook_spec import RunbookSpec, as_specs
+from analyzers.lead_records import LEAD_CONFIRM_CHARS, LEAD_PATTERNS
 
 try:
     import hyperscan
@@ -31,6 +32,9 @@ _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 # Lines worth reporting when no signature explains them (unmatched templates).
 ERROR_LINE = r"\b(?:ERROR|FATAL|SEVERE|CRITICAL)\b|^\s*(?:Caused by: )?(?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error)\b"
 ERROR_KEY = "__error__"
+# Lines worth a lead besides those (analyzers/lead_records.py: failures at INFO/WARN, other formats).
+LEAD_KEY = "__lead__"
+SAMPLE_KEYS = (ERROR_KEY, LEAD_KEY)
 
 # Version banners: component -> patterns whose group 1 is the version.
 VERSION_PATTERNS: dict[str, list[str]] = {
@@ -77,6 +81,7 @@ def signatures_from_runbooks(runbooks: Iterable[RunbookSpec | dict[str, Any]]) -
                     seen.add((s.id, p))
                     out.append(Signature(s.id, p))
     out.append(Signature(ERROR_KEY, ERROR_LINE))
+    out.extend(Signature(LEAD_KEY, p) for p in LEAD_PATTERNS)
     for comp, pats in VERSION_PATTERNS.items():
         out.extend(Signature(VERSION_KEY_PREFIX + comp, p) for p in pats)
     return out
@@ -97,15 +102,21 @@ class Matcher:
     def __init__(self, signatures: list[Signature]):
         self.signatures = signatures
         self.regexes = [re.compile(s.pattern) for s in signatures]
-        # A second database without the error-line pattern: once a range has sampled
-        # enough unmatched error lines, scanning goes on without paying for them.
-        self._signature_ids = [i for i, s in enumerate(signatures) if s.key != ERROR_KEY]
+        # A second database without the error-line and lead patterns: once a range has sampled
+        # enough unmatched error lines and lead candidates, scanning goes on without paying for them.
+        self._signature_ids = [i for i, s in enumerate(signatures) if s.key not in SAMPLE_KEYS]
+        self._error_regexes = [self.regexes[i] for i, s in enumerate(signatures) if s.key == ERROR_KEY]
+        self._lead_ids = frozenset(i for i, s in enumerate(signatures) if s.key == LEAD_KEY)
+        self._lead_regexes = [self.regexes[i] for i in sorted(self._lead_ids)]
         # Per signature, one or two sets of literals: a candidate line holds one string of each.
         self._literals = [required_literal_sets(s.pattern) for s in signatures]
         # A pattern with no literal every match contains: `re` tries it on every line.
         self._unfiltered = [i for i, lits in enumerate(self._literals) if not lits]
         self._db = self._compile(list(range(len(signatures)))) if hyperscan is not None else None
         self._db_no_errors = None   # compiled on first need: most bundles never fill the error sample
+        # ... and one without the lead patterns only, for ranges whose lead sample is full first.
+        self._no_lead_ids = [i for i in range(len(signatures)) if i not in self._lead_ids]
+        self._db_no_leads = None
 
     @property
     def engine(self) -> str:
@@ -139,12 +150,16 @@ class Matcher:
                                 {n for n, k in enumerate(keys) if owners[k][1]},
                                 [i for i in self._unfiltered if i in chosen])
 
-    def candidates(self, data: bytes, errors: bool = True) -> list[tuple[int, int, int]]:
+    def candidates(self, data: bytes, errors: bool = True, leads: bool = True) -> list[tuple[int, int, int]]:
+        """`errors`: the error and lead patterns too; `leads=False` leaves the lead patterns out
+        (a range whose lead sample is full, analyzers/lead_scan.py, still samples error lines)."""
         if self._db is None:
-            return self._candidates_python(data, errors)
+            return self._candidates_python(data, errors, leads)
         if not errors and self._db_no_errors is None:
             self._db_no_errors = self._compile(self._signature_ids)
-        lits = self._db if errors else self._db_no_errors
+        if errors and not leads and self._db_no_leads is None:
+            self._db_no_leads = self._compile(self._no_lead_ids) if self._lead_ids else self._db
+        lits = self._db_no_errors if not errors else self._db if leads else self._db_no_leads
         single, paired, paired_ids = lits.single, lits.paired, lits.paired_ids
         hits: set[tuple[int, int]] = set()   # (line start, literal id)
         add = hits.add
@@ -176,10 +191,10 @@ class Matcher:
             out.append((idx, start, end))
         return out
 
-    def _candidates_python(self, data: bytes, errors: bool) -> list[tuple[int, int, int]]:
+    def _candidates_python(self, data: bytes, errors: bool, leads: bool = True) -> list[tuple[int, int, int]]:
         out = []
         pos = 0
-        ids = range(len(self.regexes)) if errors else self._signature_ids
+        ids = (range(len(self.regexes)) if leads else self._no_lead_ids) if errors else self._signature_ids
         for raw in data.split(b"\n"):
             line = raw.decode("utf-8", errors="replace")
             for idx in ids:
@@ -189,7 +204,14 @@ class Matcher:
         return out
 
     def confirm(self, idx: int, line: str) -> re.Match[str] | None:
+        if idx in self._lead_ids:
+            line = line[:LEAD_CONFIRM_CHARS]
         return self.regexes[idx].search(line)
+
+    def is_lead_candidate(self, line: str) -> bool:
+        """Would the scan take this line as a lead candidate (the error or the lead pattern)?"""
+        return (any(rx.search(line) for rx in self._error_regexes)
+                or any(rx.search(line[:LEAD_CONFIRM_CHARS]) for rx in self._lead_regexes))
 
 
 def _line_starts(data: bytes) -> Iterable[int]:

@@ -18,7 +18,7 @@ import pytest
 from analyzers import timestamps
 from analyzers.literals import is_caseless, required_literals
 from analyzers.scan import scan_range
-from analyzers.signatures import ERROR_KEY, VERSION_KEY_PREFIX, Matcher, Signature, matcher_for, signatures_from_runbooks
+from analyzers.signatures import ERROR_KEY, LEAD_KEY, VERSION_KEY_PREFIX, Matcher, Signature, matcher_for, signatures_from_runbooks
 from tests.helpers import catalog, runbook_metas
 
 # librdkafka's connect failure (runbooks/symptoms/kafka-client-node-connect-failed.yaml,
@@ -50,7 +50,7 @@ def _engine_matcher() -> Matcher:
     return matcher_for(signatures_from_runbooks(runbook_metas()))
 
 
-def _scanned(matcher: Matcher, lines: list[str], tmp_path) -> set[tuple[str, int]]:
+def _scanned(matcher: Matcher, lines: list[str], tmp_path, leads: bool = False) -> set[tuple[str, int]]:
     """(signature key, 1-based line) for every confirmed match scan_range reports."""
     path = tmp_path / "mixed.log"
     path.write_bytes("\n".join(lines).encode("utf-8") + b"\n")
@@ -59,12 +59,20 @@ def _scanned(matcher: Matcher, lines: list[str], tmp_path) -> set[tuple[str, int
     found = {(hit.key, hit.line_in_range) for hit in result.hits}
     found |= {(ERROR_KEY, line) for line, _ in result.errors}
     found |= {(VERSION_KEY_PREFIX + comp, line) for comp, _, line, _ in result.versions}
+    # A lead candidate (analyzers/lead_scan.py) is every line the error or a lead pattern takes;
+    # records are kept one per template, so only a lone line compares one to one.
+    if leads:
+        found |= {(LEAD_KEY, record.line_in_range) for record in result.leads.values()}
     return found
 
 
-def _by_re(matcher: Matcher, lines: list[str]) -> set[tuple[str, int]]:
-    return {(sig.key, n) for n, line in enumerate(lines, 1)
-            for sig, rx in zip(matcher.signatures, matcher.regexes) if rx.search(line.rstrip("\r"))}
+def _by_re(matcher: Matcher, lines: list[str], leads: bool = False) -> set[tuple[str, int]]:
+    found = {(sig.key, n) for n, line in enumerate(lines, 1)
+             for sig, rx in zip(matcher.signatures, matcher.regexes)
+             if sig.key != LEAD_KEY and rx.search(line.rstrip("\r"))}
+    if leads:
+        found |= {(LEAD_KEY, n) for n, line in enumerate(lines, 1) if matcher.is_lead_candidate(line.rstrip("\r"))}
+    return found
 
 
 def test_two_patterns_that_vectorscan_drops_together_both_find_their_line():
@@ -89,7 +97,7 @@ def test_every_example_line_alone_matches_the_same_signatures_as_re(tmp_path):
     lines = [line for _, line in _example_lines()]
     differences = []
     for line in lines:
-        scanned, expected = _scanned(matcher, [line], tmp_path), _by_re(matcher, [line])
+        scanned, expected = _scanned(matcher, [line], tmp_path, leads=True), _by_re(matcher, [line], leads=True)
         if scanned != expected:
             differences.append((line[:120], sorted(expected - scanned), sorted(scanned - expected)))
     assert differences == []

@@ -19,6 +19,7 @@ from dataclasses import replace
 
 import pytest
 
+from analyzers.lead_scan import MAX_LEAD_LINES
 from analyzers.scan import MAX_ERROR_LINES, plan_ranges, scan_range
 from analyzers.signatures import ERROR_KEY, Signature, matcher_for
 from analyzers.spark.runner import auto_piece_bytes, merge, merge_pieces, pack, split
@@ -27,6 +28,8 @@ from tests.helpers import FIXTURES, ROOT, SEED_BUNDLES, bundle_cases, bundle_cop
 CASES = bundle_cases()
 # Collector outputs (issue 14): real ones, and a seed as `yarn logs` prints it.
 LAYOUT_CASES = sorted(p for p in (FIXTURES / "layouts").iterdir() if p.is_dir())
+# Leads (issue 12): records that cross range and piece ends must come back once, the same.
+LEADS_FORMAT_CASES = sorted(p for p in (FIXTURES / "leads-formats").iterdir() if p.is_dir())
 # The parts of a result that may differ between runs: wall-clock time and the engine's name.
 VOLATILE_STATS = ("seconds", "startup_seconds", "engine")
 
@@ -113,12 +116,14 @@ def _is_start(line: str) -> bool:
 
 
 def _without_error_counters(r):
-    return replace(r, error_count=0, errors_sampled=False)
+    """Statistics scan_range stops keeping exactly once a sample is full: error and lead counts."""
+    return replace(r, error_count=0, errors_sampled=False, lead_lines=0, leads_sampled=False,
+                   leads={k: replace(v, count=0, last_line=0) for k, v in r.leads.items()})
 
 
 def test_merged_pieces_equal_one_scan_of_the_whole_range(tmp_path):
     lines = []
-    for i in range(1500):
+    for i in range(900):   # fewer records than MAX_LEAD_LINES: no sample fills, so all of it is exact
         lines.append(f"2024-01-01 00:00:{i % 60:02d},000 ERROR Task {i} failed (Version: 1.{i % 20}.0, rev)")
         if i % 7 == 0:
             lines.append("java.io.InterruptedIOException: Interrupted while waiting for data to be acknowledged by pipeline")
@@ -128,7 +133,7 @@ def test_merged_pieces_equal_one_scan_of_the_whole_range(tmp_path):
     size = p.stat().st_size
     m = matcher_for(ERROR_SIGS)
     whole = scan_range("tm.log", str(p), 0, size, m, 1 << 20, _is_start)
-    assert whole.hits and whole.versions and not whole.errors_sampled
+    assert whole.hits and whole.versions and whole.leads and not whole.errors_sampled and not whole.leads_sampled
     for piece in (997, 65536):
         parts = [scan_range("tm.log", str(p), s, e, m, 1 << 20, _is_start) for s, e in plan_ranges(size, piece)]
         assert merge_pieces("tm.log", 0, parts) == whole
@@ -151,6 +156,7 @@ def test_merged_pieces_keep_the_same_error_sample_once_it_is_full(tmp_path):
     assert _without_error_counters(merged) == _without_error_counters(whole)
     # The count is a statistic scan_range stops keeping once its sample is full.
     assert merged.errors_sampled and merged.error_count >= MAX_ERROR_LINES
+    assert whole.leads_sampled and whole.lead_lines == MAX_LEAD_LINES and list(merged.leads) == list(whole.leads)
 
 
 # --- a real standalone cluster (before the local session exists) ------------------------------
@@ -249,12 +255,13 @@ def test_spark_and_local_engines_agree(spark, case):
     for result in (small_ranges, resplit):
         assert result["findings"] == local["findings"]
         assert result["symptoms"] == local["symptoms"]
+        assert result["leads"] == local["leads"]
         assert _comparable(result) == local
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("layout", LAYOUT_CASES + ["yarn-logs-of-seed-000"],
-                         ids=[p.name for p in LAYOUT_CASES] + ["yarn-logs-of-seed-000"])
+@pytest.mark.parametrize("layout", LAYOUT_CASES + LEADS_FORMAT_CASES + ["yarn-logs-of-seed-000"],
+                         ids=[p.name for p in LAYOUT_CASES + LEADS_FORMAT_CASES] + ["yarn-logs-of-seed-000"])
 def test_spark_and_local_engines_agree_on_collector_outputs(spark, layout, tmp_path):
     from analyzers.engine import analyze_paths
     from analyzers.spark import SparkRangeRunner
@@ -269,7 +276,11 @@ def test_spark_and_local_engines_agree_on_collector_outputs(spark, layout, tmp_p
     local = _comparable(analyze_paths([str(bundle)], runbooks))
     spark_result = analyze_paths([str(bundle)], runbooks, engine="spark", range_bytes=4096,
                                  runner=SparkRangeRunner(spark, piece_bytes=8192))
-    assert _comparable(spark_result) == local
+    # Pieces smaller than a stack trace: a record starts in one piece and ends in the next.
+    tiny_pieces = analyze_paths([str(bundle)], runbooks, engine="spark",
+                                runner=SparkRangeRunner(spark, piece_bytes=300))
+    assert spark_result["leads"] == local["leads"] == tiny_pieces["leads"]
+    assert _comparable(spark_result) == local == _comparable(tiny_pieces)
     assert local["files"]
 
 

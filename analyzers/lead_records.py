@@ -1,0 +1,127 @@
+"""What makes a line a lead candidate, and where the record it belongs to starts and ends.
+
+The scan (analyzers/scan.py) hands every line the error pattern (signatures.ERROR_LINE)
+or the lead pattern (LEAD_LINE, here) matched to `RecordCollector`, which turns it into
+a whole record: a Java stack trace (`\\tat`, `Caused by:`, `... N more` lines), a Python
+traceback (from `Traceback (most recent call last):` to its final `XError: msg` line) or
+a single line. Records are kept per range, bounded (MAX_LEAD_KEYS records, the first of
+each template key, and counts for all of them), and ranked on the driver
+(analyzers/leads.py).
+
+Formats the lead pattern adds to ERROR_LINE's level words and qualified exceptions
+(provenance of a real example of each: tests/fixtures/README.md, leads-formats/):
+failures logged at INFO/WARN (state transitions to FAILED/UNHEALTHY/LOST/SUSPENDED,
+refusals), exceptions mid-line and short class names, Python tracebacks, fluentd
+`[error]`/`[warn]`, librdkafka `%3|...|FAIL|`, Go `panic:`, `level=error`, klog
+`E1124 ...`, kernel reports (hung tasks, BUG, Oops, call traces, soft lockups, the OOM
+killer), and the lines that say a process stops (`Shutting down`, `ABORTING`, exit
+codes, signals).
+"""
+
+from __future__ import annotations
+
+import re
+
+# Hyperscan prefilters with this, `re` confirms (analyzers/signatures.py). Alternatives by kind.
+_KINDS: list[tuple[str, str]] = [
+    ("panic", r"^panic: |\bpanic: |^fatal error: |\blevel=panic\b"),
+    ("kernel", r"INFO: task \S+ blocked for more than|\bBUG: |\bOops\b|Call Trace:|soft lockup"
+               r"|hard LOCKUP|[Oo]ut of memory: Kill|invoked oom-killer|Kernel panic|\bsegfault at\b"
+               r"|Unable to handle kernel"
+               r"|\bI/O error\b|EXT4-fs error|hung_task"),
+    ("traceback", r"^Traceback \(most recent call last\):"),
+    # Exceptions after a blank or a delimiter (mid-line), or short names at a line start: a
+    # qualified name at a line start is the error pattern's already (signatures.ERROR_LINE).
+    ("exception", r"Exception in thread \"|(?:^|[\s:(\[=,'\"])[A-Z][\w$]*(?:Exception|Error)\b:"
+                  r"|[\s:(\[=,'\"](?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)\b"),
+    ("state", r"(?:\bto|->|=>|State change:|\bstate(?: is)?:?|\bbecame|\bis now|\breported)"
+              r" +(?:FAILED|FAILING|UNHEALTHY|LOST|SUSPENDED|KILLED|DEAD|UNAVAILABLE|OFFLINE)\b"),
+    # Not "terminating": HDFS says "PacketResponder ... terminating" for every block.
+    ("stop", r"\b(?:Shutting down|shutting down|SHUTDOWN_MSG|ABORTING|[Aa]borting|[Ee]xiting"
+             r"|SIG(?:TERM|KILL|INT|SEGV|ABRT|BUS)|exit code|exitCode=|exit status"
+             r"|RECEIVED SIGNAL|System\.exit|Halting)\b"),
+    # librdkafka's "%3|1581234567.123|FAIL|" and klog's "E1124 10:00:00.123456 1 file.go:42]" are
+    # written with a literal of four characters or more (a prefilter on "|" or " " would make
+    # every line a candidate): the epoch seconds start with 1 until 2033; klog names a .go file.
+    ("error", r"\[(?:error|warn)\]|(?:%0\|1|%1\|1|%2\|1|%3\|1|%4\|1)\d+\.\d+\|[A-Z_]+\|"
+              r"|\blevel=(?:error|fatal|crit)\b"
+              r"|\"level\": ?\"(?:error|fatal)\"|^[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w.-]+\.go:\d+\]"
+              # "Failed to connect", "failed: ...", refusals; not counters ("Failed Shuffles=0")
+              r"|\b(?:[Ff]ailed|FAILED) (?:to|with|because|due)\b|\b(?:[Ff]ailed|[Ff]ailure)[:!]"
+              r"|\b(?:[Rr]efused|[Rr]efusing|[Dd]enied|[Rr]ejected|[Rr]ejecting)\b"),
+]
+# The lead pattern is searched anywhere in a line: only its head, so that a megabyte-long
+# line costs what a normal one does (the pattern's open repetitions are quadratic on one word).
+LEAD_CONFIRM_CHARS = 4096
+LEAD_LINE = "|".join(f"(?:{p})" for _, p in _KINDS)
+# One signature per kind (analyzers/signatures.py): Hyperscan says which kinds a line may be, and
+# `re` confirms only those; one alternation of all of them costs ~80 us a line in `re`.
+LEAD_PATTERNS = [p for _, p in _KINDS]
+_KIND_RES = [(kind, re.compile(p)) for kind, p in _KINDS]
+_LEVEL_ERROR = re.compile(r"\b(?:ERROR|FATAL|SEVERE|CRITICAL)\b")
+
+# A line that continues the record above it (a stack trace, a traceback's frames).
+_CONTINUES = re.compile(
+    r"^(?:[ \t]+\S|Caused by:|Suppressed:|\.\.\. \d+ (?:more|common frames omitted)"
+    r"|(?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)\b)")
+_TRACEBACK = "Traceback (most recent call last):"
+# The last line of a Python traceback, right under its indented frames: "ValueError: msg",
+# "kafka.errors.NoBrokersAvailable" (a dotted name, alone or before ": ")
+_PY_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:: |:?$)")
+_CAUSED_BY = "Caused by:"
+# A kernel report (a soft lockup: modules, registers, "Call Trace:", frames) is many syslog
+# lines, each with its own prefix: a line continues the report above when it has the same
+# prefix (same second, host, "kernel:") and does not start a report of its own.
+_SYSLOG_KERNEL = re.compile(r"^(?:<\d+>)?[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ kernel: ")
+_KERNEL_REPORT_START = re.compile(
+    r"INFO: task \S+ blocked for more than|\bBUG: |Unable to handle kernel|soft lockup|hard LOCKUP"
+    r"|[Oo]ut of memory: Kill|invoked oom-killer|Kernel panic|\bsegfault at\b|cut here \]")
+
+MAX_RECORD_LINES = 400          # lines of one record, up or down from a candidate line
+MAX_RECORD_SCAN = 64 * 1024     # bytes read to find a record's end (and its deepest Caused by)
+MAX_RECORD_TEXT = 8 * 1024      # characters of a record kept for display
+
+
+def kind_of(text: str) -> str:
+    """The first kind (in _KINDS order: most telling first) any line of the record shows."""
+    for kind, rx in _KIND_RES:
+        if rx.search(text):
+            return kind
+    return "error" if _LEVEL_ERROR.search(text) else "exception"
+
+
+def is_stop(line: str) -> bool:
+    return _KIND_RES[5][1].search(line) is not None
+
+
+def starts_record(line: str, is_record_start) -> bool:
+    """Does `line` start a record whatever the line above it is (continues() is False)?"""
+    return bool(is_record_start(line)) and not _SYSLOG_KERNEL.match(line)
+
+
+def continues(line: str, above: str, is_record_start) -> bool:
+    """Does `line` belong to the record of the line `above` it?"""
+    if line[:1] in (" ", "\t"):
+        return bool(line.strip())             # a frame, an indented message line (no layout starts so)
+    if not line or is_record_start(line):
+        m = _SYSLOG_KERNEL.match(line) if line else None
+        return bool(m) and above.startswith(m.group(0)) and not _KERNEL_REPORT_START.search(line, m.end())
+    if _CONTINUES.match(line):
+        return True
+    if line.startswith(_TRACEBACK):
+        return bool(above) and is_record_start(above)   # a logged exception: the header above owns it
+    return bool(_PY_EXCEPTION.match(line)) and above[:1] in (" ", "\t")
+
+
+def headline(lines: list[str]) -> str:
+    """What to show first: the deepest "Caused by", a traceback's final exception, else line one."""
+    deepest = None
+    in_traceback = False
+    for ln in lines:
+        if ln.startswith(_CAUSED_BY):
+            deepest = ln
+        elif ln.startswith(_TRACEBACK):
+            in_traceback = True
+        elif in_traceback and _PY_EXCEPTION.match(ln):
+            deepest, in_traceback = ln, False
+    return (deepest or lines[0]).strip()
