@@ -37,6 +37,7 @@ go through mapInPandas/mapInArrow over a DataFrame of ranges.
 from __future__ import annotations
 
 import functools
+import threading
 import uuid
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
@@ -168,6 +169,7 @@ def pack(pieces: Iterable[Piece], target: int) -> list[list[Piece]]:
 
 # (SparkContext's application id, signature-set hash) -> Broadcast of (signatures, matcher bytes).
 _SHIPPED: dict[tuple[str, str], object] = {}
+_SHIPPING = threading.Lock()
 SHIPPED_KEPT = 4   # signature sets broadcast at a time (teams with edited symptoms each have their own)
 # In a Python worker: signature-set hash -> its loaded Matcher (one at a time, like matcher_for).
 _WORKER_MATCHER: dict[str, object] = {}
@@ -178,16 +180,21 @@ def shipped_signatures(sc, signatures: list[Signature]) -> tuple[str, object]:
 
     Broadcast, not in each task's closure: an executor fetches it once and
     every Python worker reads it from the executor's block store. The driver
-    compiles (0.6 s per database) once per set in its process lifetime."""
+    compiles (0.6 s per database) once per set and SparkContext."""
     digest = signature_set_hash(signatures)
     key = (sc.applicationId, digest)
+    with _SHIPPING:   # a warm-up thread and a task may ship the same set at once: compile once
+        return digest, _ship(sc, key, signatures)
+
+
+def _ship(sc, key: tuple[str, str], signatures: list[Signature]):
     if key not in _SHIPPED:
         for old in [k for k in _SHIPPED if k[0] != sc.applicationId]:
             del _SHIPPED[old]   # a stopped context's: its broadcasts went with it
         while len(_SHIPPED) >= SHIPPED_KEPT:
             _SHIPPED.pop(next(iter(_SHIPPED))).unpersist()
         _SHIPPED[key] = sc.broadcast((signatures, matcher_bytes(signatures)))
-    return digest, _SHIPPED[key]
+    return _SHIPPED[key]
 
 
 def worker_matcher(digest: str, shipped):

@@ -73,9 +73,15 @@ def get_spark(master: str | None = None) -> SparkSession:
 
 
 def is_warm() -> bool:
-    """True when this process already has a usable session (the next get_spark() is free)."""
-    with _lock:
+    """True when this process already has a usable session (the next get_spark() is free).
+    False while another thread is starting one (the background warm start of a
+    Celery pool child): the caller's get_spark() then waits for that start."""
+    if not _lock.acquire(blocking=False):
+        return False
+    try:
         return _live_session() is not None
+    finally:
+        _lock.release()
 
 
 def startup_seconds() -> float:

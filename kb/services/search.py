@@ -67,7 +67,7 @@ def runbook_search_log(*, text: str) -> dict[str, Any]:
     "candidates" (possible causes that the excerpt alone cannot confirm).
     """
     text = (text or "")[:MAX_LOG_CHARS].replace("\r\n", "\n")
-    runbooks = {r.slug: r for r in Runbook.objects.all()}
+    runbooks = _paste_catalog()
     result = analyze_text(text, [r.meta for r in runbooks.values()])
     result["engine"] = result["stats"]["engine"]
     for finding in result["findings"]:
@@ -78,3 +78,21 @@ def runbook_search_log(*, text: str) -> dict[str, Any]:
         symptom["explained_by"] = [runbooks[s] for s in slugs if s in found]
         symptom["candidates"] = [runbooks[s] for s in slugs if s not in found]
     return result
+
+
+def _paste_catalog() -> dict[str, Runbook]:
+    return {r.slug: r for r in Runbook.objects.all()}
+
+
+def paste_matcher_warm() -> str | None:
+    """Compile, now, the matcher runbook_search_log will use (0.6-1.2 s on first use
+    otherwise: the first pasted snippet of a web process would pay it). Called once
+    at web start (kb/wsgi.py). Returns the signature-set hash, None without runbooks."""
+    from analyzers.signatures import matcher_for, signature_set_hash, signatures_from_runbooks
+
+    metas = [r.meta for r in _paste_catalog().values()]
+    if not metas:
+        return None
+    signatures = signatures_from_runbooks(metas)
+    matcher_for(signatures).candidates(b"\n", errors=False)   # the lazily compiled database too
+    return signature_set_hash(signatures)
