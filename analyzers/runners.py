@@ -15,6 +15,7 @@ from typing import Callable
 
 from analyzers.engine import RangeRunner, run_ranges_local
 from analyzers.scan import RANGE_BYTES
+from analyzers.signatures import Signature
 
 ENGINES = ("local", "spark")
 Scanned = Callable[[int, int], None]   # (bytes scanned, bytes to scan)
@@ -33,11 +34,14 @@ class Runner:
 
 
 def make_runner(engine: str, *, master: str | None = None, scanned: Scanned | None = None,
-                before_cold_start: Callable[[], None] | None = None) -> Runner:
+                before_cold_start: Callable[[], None] | None = None,
+                warm_signatures: list[Signature] | None = None) -> Runner:
     """A runner for `engine`. `scanned(done, total)` hears the bytes scanned so far;
     `before_cold_start()` is called just before a JVM is started (20-60 s), never
-    when this process's SparkSession is already up. EngineStartError when Spark
-    does not start; ValueError for an unknown engine (KB_ENGINE in the app)."""
+    when this process's SparkSession is already up. A Spark start warms the new
+    session with `warm_signatures` (analyzers/spark/warmup.py) when given.
+    EngineStartError when Spark does not start; ValueError for an unknown
+    engine (KB_ENGINE in the app)."""
     if engine not in ENGINES:
         raise ValueError(f"KB_ENGINE must be spark or local, not {engine!r}")
     if engine == "spark":
@@ -46,7 +50,7 @@ def make_runner(engine: str, *, master: str | None = None, scanned: Scanned | No
         if before_cold_start is not None and not is_warm():
             before_cold_start()
         try:
-            run, startup = spark_runner(master, progress=scanned)
+            run, startup = spark_runner(master, progress=scanned, warm_signatures=warm_signatures)
         except Exception as exc:
             raise EngineStartError(str(exc)) from exc
         return Runner("spark", run, RANGE_BYTES, startup)

@@ -235,10 +235,10 @@ _CACHE: dict[tuple[Signature, ...], Matcher] = {}
 
 
 def matcher_for(signatures: list[Signature]) -> Matcher:
-    """Hyperscan databases cannot be pickled: each process builds (and keeps) its own."""
+    """Hyperscan databases cannot be pickled: each process builds (and keeps) its own,
+    or loads one serialised by matcher_bytes (matcher_from_bytes)."""
     key = tuple(signatures)
     if key not in _CACHE:
         _CACHE.clear()
         _CACHE[key] = Matcher(signatures)
     return _CACHE[key]
-

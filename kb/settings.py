@@ -247,6 +247,9 @@ KB_WAITING_AFTER = envint("KB_WAITING_AFTER", "10")                # UI: "waitin
 
 SPARK_MASTER = envstr("SPARK_MASTER", "local[*]")
 KB_ENGINE = envstr("KB_ENGINE", "spark")  # engine the worker uses: spark | local
+# A Spark worker's pool child starts its SparkSession (and warms it with the catalog's
+# signatures) in a background thread right after the fork, not on its first task.
+KB_SPARK_WARM_START = envbool("KB_SPARK_WARM_START", "true")
 
 # Notifications are mailed only when EMAIL_HOST is set (kb.services.notifications); then over SMTP
 # unless EMAIL_BACKEND says otherwise.

@@ -1,8 +1,9 @@
 """Celery tasks: thin interfaces that take ids and call services (HackSoft,
-thin tasks, logic in services). The services import lazily in the bodies, and nothing
-here touches Spark: a pool child starts its SparkSession on its first task
-(analyzers.spark.get_spark), never at import and never in worker_process_init
-(docs/reliability.md A1).
+thin tasks, logic in services). The services import lazily in the bodies. A pool
+child starts its SparkSession in a background thread it starts right after the
+fork (worker_process_init returns at once: its handlers must finish within 4 s,
+a JVM takes 7-60 s), never at import and never before the fork (docs/reliability.md
+A1); a task that comes first waits for that start in analyzers.spark.get_spark.
 
 Reconciling: every worker's main process runs kb.services.reconcile.analysis_reconcile
 every KB_RECONCILE_INTERVAL seconds in a daemon thread started on `worker_ready`,
@@ -19,7 +20,7 @@ import time
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
-from celery.signals import worker_ready
+from celery.signals import worker_process_init, worker_ready
 from django.conf import settings
 from django.db import OperationalError, connections
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -137,3 +138,31 @@ def _reconcile_forever(interval: float) -> None:
             finally:
                 connections.close_all()   # this thread's connections only
         time.sleep(interval)
+
+
+@worker_process_init.connect
+def _warm_spark_soon(sender=None, **kwargs) -> None:
+    """After the fork, in this pool child: start Spark and warm it in the background,
+    so the first upload after `make run` does not wait for a JVM that had time to start."""
+    if settings.KB_ENGINE == "spark" and settings.KB_SPARK_WARM_START:
+        threading.Thread(target=_warm_spark, name="kb-spark-warm-start", daemon=True).start()
+
+
+def _warm_spark() -> None:
+    """get_spark() then warm_up with the catalog's signatures (analyzers/spark/warmup.py).
+    A failure is logged and left to the first task, which reports it on its analysis."""
+    from analyzers.signatures import signatures_from_runbooks
+    from analyzers.spark import get_spark, warm_up
+    from kb.models import Runbook
+
+    t0 = time.monotonic()
+    try:
+        spark = get_spark(settings.SPARK_MASTER)
+        try:
+            metas = list(Runbook.objects.order_by("slug").values_list("meta", flat=True))
+        finally:
+            connections.close_all()   # this thread's connections only
+        done = warm_up(spark, signatures_from_runbooks(metas)) if metas else {"workers": []}
+        log.info("kb: Spark warm in %.1f s (%d Python workers ready)", time.monotonic() - t0, len(done["workers"]))
+    except Exception:
+        log.exception("kb: warming Spark failed; the first analysis will start it")

@@ -5,6 +5,7 @@ need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
+command -v rg >/dev/null 2>&1 || need+=(ripgrep)   # make bench's baseline
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ] && ! command -v sudo >/dev/null 2>&1; then
   echo "kb: missing system packages: ${need[*]} (run as root or install them with apt-get)" >&2

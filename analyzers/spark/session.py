@@ -16,6 +16,8 @@ mode: executors must reach it, and every file handed to the engine must be at
 the same path on every executor, so BUNDLES_DIR (where bundles are staged)
 must then be shared storage (NFS, or a mount of the same volume). In local and
 standalone-on-one-machine modes the executors share this machine's files.
+The code is not needed there: the session ships the analyzers package to the
+executors as a zip (shipping.py), so they need Python and the hyperscan wheel.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from analyzers.spark.shipping import analyzers_zip
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -36,7 +40,12 @@ log = logging.getLogger(__name__)
 DEFAULT_MASTER = "local[*]"
 APP_NAME = "kb-analyzer"
 LOG4J2_FILE = Path(__file__).with_name("log4j2.properties")
-REPO_ROOT = Path(__file__).resolve().parents[2]   # the directory holding the analyzers package
+# The driver JVM (also the executor in local mode) only shuttles tasks and bytes between
+# Python processes; on 2 cores its C2 JIT and parallel GC threads competed with the
+# scan. C1 only and the serial collector, measured on the bench's 1 GB bundle: JVM
+# CPU per warm scan 0.41-1.08 -> 0.25-0.36 s, per warm-up 1.8 -> 0.7 s, session
+# start 24.5 -> 9.6 s (load 6-8). KB_SPARK_DRIVER_JVM_OPTIONS replaces them.
+DRIVER_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 _lock = threading.Lock()
 _session: SparkSession | None = None
@@ -70,9 +79,15 @@ def get_spark(master: str | None = None) -> SparkSession:
 
 
 def is_warm() -> bool:
-    """True when this process already has a usable session (the next get_spark() is free)."""
-    with _lock:
+    """True when this process already has a usable session (the next get_spark() is free).
+    False while another thread is starting one (the background warm start of a
+    Celery pool child): the caller's get_spark() then waits for that start."""
+    if not _lock.acquire(blocking=False):
+        return False
+    try:
         return _live_session() is not None
+    finally:
+        _lock.release()
 
 
 def startup_seconds() -> float:
@@ -168,21 +183,19 @@ def _build(master: str) -> SparkSession:
     if master.startswith("local") or "//127.0.0.1" in master or "//localhost" in master:
         # Avoid "hostname resolves to a loopback address ... using <eth0 IP>".
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    worker_path = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p)
 
     from pyspark.sql import SparkSession
 
+    jvm_options = os.environ.get("KB_SPARK_DRIVER_JVM_OPTIONS", DRIVER_JVM_OPTIONS)
     builder = (
         SparkSession.builder.master(master)
         .appName(APP_NAME)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", os.environ.get("SPARK_DRIVER_MEMORY", "1g"))
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{LOG4J2_FILE}")
-        # Python workers live across tasks, so each keeps its compiled Hyperscan database.
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{LOG4J2_FILE} {jvm_options}")
+        # Python workers live across tasks, so each keeps its loaded Hyperscan database.
         .config("spark.python.worker.reuse", "true")
-        # Executors import analyzers.scan / analyzers.signatures from this checkout.
-        .config("spark.executorEnv.PYTHONPATH", worker_path)
         .config("spark.sql.shuffle.partitions", "8")
     )
     if os.environ.get("SPARK_EXECUTOR_MEMORY"):
@@ -193,6 +206,8 @@ def _build(master: str) -> SparkSession:
         _discard_stopped_context()   # e.g. no master answered: the next call must start afresh
         raise
     spark.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", "WARN"))
+    # Executors import analyzers from this zip, not from a checkout (shipping.py).
+    spark.sparkContext.addPyFile(str(analyzers_zip()))
     # Py4J logs every connection at INFO ("Closing down clientserver connection").
     logging.getLogger("py4j").setLevel(logging.WARNING)
     return spark

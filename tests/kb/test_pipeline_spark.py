@@ -1,7 +1,8 @@
 """The worker with the Spark engine (KB_ENGINE=spark, the default in a
-worker): the pool child starts its own SparkSession on its first task (never
-at import, never in worker_process_init), and the findings equal the local
-engine's."""
+worker), its warm start turned off (KB_SPARK_WARM_START=false): the pool child
+starts its own SparkSession on its first task (never at import, never before
+the fork), and the findings equal the local engine's. The warm start is
+test_pipeline_spark_warm.py."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ SEED = SEED_BUNDLES / "001-flink-checkpoint-hdfs-not-enough-replicas"
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory, shared_db):  # noqa: F811
     yield from start_pipeline(tmp_path_factory, shared_db, engine="spark", concurrency=1,
-                              extra_env={"SPARK_MASTER": "local[2]", "KB_LEASE_SECONDS": "60"})
+                              extra_env={"SPARK_MASTER": "local[2]", "KB_LEASE_SECONDS": "60",
+                                         "KB_SPARK_WARM_START": "false"})
 
 
 def test_the_spark_engine_in_the_worker_gives_the_local_findings(pipeline, shared_db, tmp_path):  # noqa: F811

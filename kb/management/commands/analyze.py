@@ -1,14 +1,18 @@
-"""python manage.py analyze PATH [PATH ...] --format json [--engine local|spark] [--baseline HEALTHY_PATH]
+"""python manage.py analyze PATH|URI [PATH|URI ...] --format json [--engine local|spark] [--baseline HEALTHY_PATH]
 
 Runs the engine on files, directories or archives; needs no database, Redis
-or web server (runbooks are read from RUNBOOKS_DIR). Exit 0 on success, 2 on
-unusable input with one line on stderr naming the file.
+or web server (runbooks are read from RUNBOOKS_DIR). A bundle may be named by
+URI (analyzers/bundle_uri.py): file:// with either engine; hdfs://, s3a://
+and any other Hadoop filesystem the Spark session's configuration provides
+with --engine spark. Exit 0 on success, 2 on unusable input with one line on
+stderr naming the file.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import tempfile
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
@@ -57,10 +61,19 @@ def run_analysis(paths, runbooks, engine: str, limits: Limits, baseline: str | N
     from analyzers.engine import analyze_paths
     from analyzers.runners import make_runner
 
+    from analyzers.bundle_uri import LOCAL_SCHEMES, fetch_bundle, uri_scheme
+
+    remote = [p for p in paths if uri_scheme(p) not in LOCAL_SCHEMES]
+    if remote and engine != "spark":
+        raise BundleError(f"{remote[0]}: a {uri_scheme(remote[0])}:// bundle is read through Spark's "
+                          "Hadoop filesystems; use --engine spark")
     runner = make_runner(engine, master=settings.SPARK_MASTER)
-    return analyze_paths(paths, runbooks, engine=runner.engine, limits=limits, runner=runner.run,
-                         range_bytes=runner.range_bytes, startup_seconds=runner.startup_seconds,
-                         baseline=baseline)
+    spark = runner.run.spark if remote else None
+    with tempfile.TemporaryDirectory(prefix="kb-fetch-") as fetched:
+        local = [fetch_bundle(p, fetched, spark) for p in paths]
+        return analyze_paths(local, runbooks, engine=runner.engine, limits=limits, runner=runner.run,
+                             range_bytes=runner.range_bytes, startup_seconds=runner.startup_seconds,
+                             baseline=baseline)
 
 
 def render_text(result: dict) -> str:
