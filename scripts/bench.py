@@ -20,6 +20,9 @@
      the same files, for a baseline.
 3. Checks that the findings on each generated bundle include the runbooks the
    sprinkled seed bundles expect.
+4. Prints issue 12's leads figure: on the real incidents of tests/fixtures/leads,
+   how often the decisive line is among the first 5 leads (scripts/leads_eval.py;
+   target >= 90 %).
 
 Targets: local >= 100 MB/s on one core; spark >= 150 MB/s on 2 cores.
 """
@@ -761,7 +764,25 @@ def main(argv: list[str] | None = None) -> int:
             + (f"; the noise adds {', '.join(extra)}" if extra else ""))
         if missing:
             failures.append(f"{key}: {', '.join(missing)}")
+    _leads_row(row, failures)
     return 1 if failures else 0
+
+
+def _leads_row(row, failures: list[str]) -> None:
+    """Issue 12's accuracy figure: real incidents no runbook covers (tests/fixtures/leads),
+    decisive line among the first 5 leads (scripts/leads_eval.py)."""
+    from scripts.leads_eval import TARGET, evaluate, misses
+
+    hits, total, per_case = evaluate()
+    if not any(c.has_leads for c in per_case):
+        row(f"leads, {total} real incidents", "the result has no `leads` key yet (issue 12)")
+        return
+    met = hits >= TARGET * total
+    row(f"leads, {total} real incidents", f"decisive line in the first 5 for {hits}/{total} "
+        f"({100.0 * hits / total:.0f} %); target >= {TARGET:.0%}: {'MET' if met else 'MISSED'}")
+    if not met:
+        print(misses(per_case), flush=True)
+        failures.append(f"leads: {hits}/{total} in the first 5")
 
 
 def _catalog_growth_row(row, bundle: Path, master: str, runs: int) -> float:

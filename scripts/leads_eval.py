@@ -39,6 +39,8 @@ class CaseResult:
     rank: int | None            # 1-based rank of the first decisive lead, None when none is a lead
     leads: list[dict] = field(default_factory=list)   # the first `top` leads as the engine gave them
     decisive: list[dict] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)  # runbooks the engine named (a case is chosen so none is its cause)
+    has_leads: bool = False     # the result has a `leads` key at all (False before the leads engine exists)
 
 
 def cases(root: Path = CORPUS) -> list[Path]:
@@ -78,7 +80,8 @@ def evaluate(root: Path = CORPUS, top: int = TOP) -> tuple[int, int, list[CaseRe
         decisive = json.loads((case / "expected.json").read_text(encoding="utf-8"))["decisive"]
         result = analyze_case(case)
         hit, rank = score(result, decisive, top)
-        per_case.append(CaseResult(case.name, hit, rank, (result.get("leads") or [])[:top], decisive))
+        per_case.append(CaseResult(case.name, hit, rank, (result.get("leads") or [])[:top], decisive,
+                                   [f["runbook"] for f in result.get("findings", [])], "leads" in result))
     return sum(c.hit for c in per_case), len(per_case), per_case
 
 
@@ -92,9 +95,26 @@ def table(per_case: list[CaseResult], top: int = TOP) -> str:
     return "\n".join(rows)
 
 
+TARGET = 0.90
+
+
 def summary(hits: int, total: int, top: int = TOP) -> str:
     share = 100.0 * hits / total if total else 0.0
-    return f"leads: decisive line in the first {top} leads for {hits}/{total} real incidents ({share:.0f} %, target >= 90 %)"
+    return (f"leads: decisive line in the first {top} leads for {hits}/{total} real incidents "
+            f"({share:.0f} %, target >= {TARGET:.0%})")
+
+
+def misses(per_case: list[CaseResult]) -> str:
+    """Each miss with what the engine put first instead, for MISSES.md and the test's message."""
+    out = []
+    for c in per_case:
+        if c.hit:
+            continue
+        where = "not a lead at all" if c.rank is None else f"rank {c.rank}"
+        want = "; ".join(f"{d['path']}: {d['contains']!r}" for d in c.decisive)
+        got = " | ".join((lead.get("headline") or lead.get("text") or "").splitlines()[0][:70] for lead in c.leads) or "(no leads)"
+        out.append(f"- {c.case}: decisive line {where} (want {want}); first leads: {got}")
+    return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,6 +125,10 @@ def main(argv: list[str] | None = None) -> int:
     hits, total, per_case = evaluate(Path(args.root), args.top)
     print(table(per_case, args.top))
     print(summary(hits, total, args.top))
+    if not any(c.has_leads for c in per_case):
+        print("(the engine's result has no `leads` key yet: issue 12, branch leads-engine)")
+    elif hits < total:
+        print(misses(per_case))
     return 0
 
 
