@@ -7,6 +7,7 @@ runs the local engine on each case as an operator would upload it."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -35,6 +36,20 @@ def test_case_has_provenance_and_decisive_lines_that_occur_in_its_files(case):
         text = (case / want["path"]).read_text(encoding="utf-8")
         # Verbatim: the substring is in one line of the file as posted, not across lines.
         assert any(want["contains"] in line for line in text.splitlines()), (case.name, want)
+
+
+THREAD = re.compile(r"github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+(?!\d)")
+
+
+def test_no_case_comes_from_a_thread_the_other_fixtures_already_use():
+    # The corpus measures logs the catalog has not seen: a thread already quoted by a
+    # runbook case or a collector layout would be a duplicate (and likely a finding).
+    others = "\n".join(p.read_text(encoding="utf-8") for sub in ("cases", "layouts", "seed-bundles")
+                       for p in (FIXTURES / sub).rglob("SOURCE.md"))
+    used = set(THREAD.findall(others))
+    dups = {case.name: sorted(set(THREAD.findall((case / "SOURCE.md").read_text(encoding="utf-8"))) & used)
+            for case in CASES}
+    assert not {name: urls for name, urls in dups.items() if urls}
 
 
 def test_scoring_matches_path_or_its_stream_sections_and_the_record_text():
