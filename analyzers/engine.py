@@ -19,6 +19,7 @@ from analyzers import timestamps
 from analyzers.conditions import typed
 from analyzers.diagnose import diagnose, evidence_item, symptom_summary
 from analyzers.facts import effective_config, extract_facts
+from analyzers.leads import Baseline, collect, explained_keys, line_key, rank
 from analyzers.model import BundleFile, Hit, Limits, Progress, StagedBundle
 from analyzers.result import Result
 from analyzers.scan import RANGE_BYTES, RangeResult, plan_ranges, scan_range
@@ -55,30 +56,37 @@ def analyze_paths(paths: list[str], runbooks: list[dict[str, Any]], *, engine: s
                   limits: Limits = Limits(), runner: RangeRunner | None = None,
                   range_bytes: int = RANGE_BYTES, startup_seconds: float = 0.0,
                   progress: Progress | None = None,
-                  workdir: str | None = None) -> Result:
+                  workdir: str | None = None, baseline: str | Baseline | None = None) -> Result:
     """Analyze archives/directories/files. Raises model.BundleError for unusable input.
 
     With `workdir`, the staged (unpacked, UTF-8) files stay there afterwards, so
     the app can show the lines around a piece of evidence; otherwise a
-    temporary directory is used and removed.
+    temporary directory is used and removed. `baseline`: a healthy bundle (a path,
+    scanned the same way) or its templates (analyzers.baseline.baseline_of): what it
+    also has drops out of the leads and the unmatched list.
     """
     t0 = time.monotonic()
+    if isinstance(baseline, str):
+        from analyzers.baseline import baseline_of
+
+        baseline = baseline_of([baseline], runbooks, limits=limits, runner=runner, range_bytes=range_bytes)
     if workdir is not None:
         os.makedirs(workdir, exist_ok=True)
         return _analyze_in(paths, workdir, runbooks, engine, limits, runner, range_bytes, t0,
-                           startup_seconds, progress)
+                           startup_seconds, progress, baseline)
     with tempfile.TemporaryDirectory(prefix="kb-stage-") as tmp:
         return _analyze_in(paths, tmp, runbooks, engine, limits, runner, range_bytes, t0,
-                           startup_seconds, progress)
+                           startup_seconds, progress, baseline)
 
 
-def _analyze_in(paths, workdir, runbooks, engine, limits, runner, range_bytes, t0, startup_seconds, progress):
+def _analyze_in(paths, workdir, runbooks, engine, limits, runner, range_bytes, t0, startup_seconds, progress,
+                baseline):
     if progress:
         progress.stage("unpacking")
     staged = stage_logs(paths, workdir, limits)
     return analyze_staged(staged, runbooks, engine=engine, limits=limits, runner=runner,
                           range_bytes=range_bytes, started=t0, startup_seconds=startup_seconds,
-                          progress=progress)
+                          progress=progress, baseline=baseline)
 
 
 def analyze_text(text: str, runbooks: list[dict[str, Any]]) -> Result:
@@ -97,16 +105,13 @@ def analyze_staged(staged: StagedBundle, runbooks: list[dict[str, Any]], *, engi
                    limits: Limits = Limits(), runner: RangeRunner | None = None,
                    range_bytes: int = RANGE_BYTES, started: float | None = None,
                    startup_seconds: float = 0.0,
-                   progress: Progress | None = None) -> Result:
+                   progress: Progress | None = None, baseline: Baseline | None = None) -> Result:
     t0 = started if started is not None else time.monotonic()
     signatures = signatures_from_runbooks(runbooks)
-    ranges = plan_byte_ranges(staged.files, range_bytes)
-    if progress:
-        progress.stage("scanning")
-    results = (runner or run_ranges_local)(ranges, signatures, limits.max_line_bytes)
+    results = scan_staged(staged, signatures, limits, runner, range_bytes, progress)
     if progress:
         progress.stage("scoring")
-    result = assemble(staged, results, runbooks, matcher_for(signatures).engine)
+    result = assemble(staged, results, runbooks, matcher_for(signatures).engine, baseline)
     result["stats"].update({
         "seconds": round(time.monotonic() - t0, 3),
         "startup_seconds": round(startup_seconds, 3),
@@ -115,8 +120,16 @@ def analyze_staged(staged: StagedBundle, runbooks: list[dict[str, Any]], *, engi
     return result
 
 
+def scan_staged(staged: StagedBundle, signatures: list[Signature], limits: Limits, runner: RangeRunner | None,
+                range_bytes: int, progress: Progress | None = None) -> list[RangeResult]:
+    ranges = plan_byte_ranges(staged.files, range_bytes)
+    if progress:
+        progress.stage("scanning")
+    return (runner or run_ranges_local)(ranges, signatures, limits.max_line_bytes)
+
+
 def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[dict[str, Any]],
-             matcher: str) -> Result:
+             matcher: str, baseline: Baseline | None = None) -> Result:
     files = {f.path: f for f in staged.files}
     types, titles, fact_symptoms = _symptom_tables(runbooks)
     by_file: dict[str, list[RangeResult]] = defaultdict(list)
@@ -162,6 +175,8 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[di
             error_total += r.error_count
             errors_sampled = errors_sampled or r.errors_sampled
         error_lines = [e for e in error_lines if not (e[0] == path and e[1] in matched_lines)]
+    if baseline is not None:
+        error_lines = [e for e in error_lines if line_key(e[2]) not in baseline.templates]
 
     facts = [fact for f in staged.files for fact in extract_facts(f, notes)]
     config = effective_config(facts)
@@ -189,10 +204,14 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[di
         item["runbooks"] = sorted(set(supports.get((h.path, h.line), [])))
         timeline.append(item)
 
-    return {
+    candidates = collect(by_file, files, default_year)
+    explained = _explained_hits(findings, occurrences)
+    leads, dropped = rank(candidates, explained_keys(candidates, *explained), baseline)
+    result: Result = {
         "findings": findings,
         "symptoms": symptom_summary(occurrences, runbooks, titles),
         "unmatched": unmatched_templates(error_lines),
+        "leads": leads,
         "timeline": timeline,
         "versions": version_evidence,
         "config": [{"key": k, "value": v} for k, v in sorted(config.items())],
@@ -206,6 +225,23 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[di
             "matcher": matcher,
         },
     }
+    if baseline is not None:
+        result["baseline"] = {"path": baseline.path, "templates": len(baseline.templates), "dropped": dropped}
+    return result
+
+
+MAX_EXPLAINED_PER_SYMPTOM = 2000   # hits of a finding's symptom whose lines and templates leads skip
+
+
+def _explained_hits(findings, occurrences) -> tuple[dict[str, set[int]], set[str]]:
+    """The lines (per path) and texts of every hit of the findings' symptoms."""
+    lines: dict[str, set[int]] = defaultdict(set)
+    texts: set[str] = set()
+    for sid in {ev["symptom"] for f in findings for ev in f["evidence"]}:
+        for h in occurrences.get(sid, [])[:MAX_EXPLAINED_PER_SYMPTOM]:
+            lines[h.path].add(h.line)
+            texts.add(h.text)
+    return lines, texts
 
 
 def _symptom_tables(runbooks):

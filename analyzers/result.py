@@ -119,6 +119,28 @@ class Unmatched(TypedDict):
     example: UnmatchedExample
 
 
+class Lead(TypedDict):
+    """A record to look at first (analyzers/leads.py), best first."""
+    rank: int                   # 1-based
+    host: str | None
+    path: str
+    line: int                   # 1-based, the record's first line
+    timestamp: str | None       # as Evidence.timestamp
+    text: str                   # the whole record (a stack trace is one), lines joined by "\n", <= 8 KiB
+    headline: str               # what to show first: the deepest "Caused by", else the first line
+    template: str               # Drain3 template of the headline
+    count: int                  # records of this template in the bundle
+    kind: str                   # exception | error | traceback | state | stop | kernel | panic
+    reason: str                 # one line: why it ranks here
+    score: float
+
+
+class BaselineSummary(TypedDict):
+    path: str                   # the healthy bundle given with --baseline
+    templates: int              # its templates
+    dropped: int                # this bundle's lead templates it also has (gone from leads)
+
+
 class Version(TypedDict):
     component: str
     version: str
@@ -163,6 +185,8 @@ class Result(TypedDict):
     findings: list[Finding]     # best first
     symptoms: list[Symptom]
     unmatched: list[Unmatched]
+    leads: NotRequired[list[Lead]]              # at most 10, ranked
+    baseline: NotRequired[BaselineSummary]      # only when a baseline was given
     timeline: list[TimelineItem]
     versions: list[Version]
     config: list[ConfigValue]

@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from analyzers.signatures import ERROR_KEY, VERSION_KEY_PREFIX, Matcher
+from analyzers.lead_scan import MAX_LEAD_LINES, LeadCollector, LeadRecord
+from analyzers.signatures import ERROR_KEY, LEAD_KEY, VERSION_KEY_PREFIX, Matcher
 
 CHUNK = 8 * 1024 * 1024
 # Bytes of one scan task (a ByteRange), in both engines. Spark tasks scan at most this
@@ -49,6 +50,10 @@ class RangeResult:
     errors_sampled: bool = False     # the sample filled up; later blocks were scanned without the error pattern
     versions: list[tuple[str, str, int, str]] = field(default_factory=list)  # (component, version, line, text)
     cut_lines: list[tuple[int, int]] = field(default_factory=list)           # (line_in_range, bytes kept)
+    leads: dict[str, LeadRecord] = field(default_factory=dict)  # template key -> first record (analyzers/lead_scan.py)
+    lead_lines: int = 0              # candidate records looked at
+    leads_sampled: bool = False      # MAX_LEAD_LINES or MAX_LEAD_KEYS reached: later candidates were not kept
+    stops: list[int] = field(default_factory=list)  # first lines of records saying the process stops
 
 
 def plan_ranges(size: int, target: int) -> list[tuple[int, int]]:
@@ -121,6 +126,7 @@ def scan_range(path: str, disk_path: str, start: int, end: int, matcher: Matcher
                max_line_bytes: int, is_record_start) -> RangeResult:
     result = RangeResult(path=path, start=start)
     headers = _HeaderFinder(disk_path, is_record_start)
+    leads = LeadCollector(disk_path, is_record_start, matcher.is_lead_candidate, headers)
     with open(disk_path, "rb") as f:
         base = _aligned_start(f, start)   # file offset of data[0]
         f.seek(base)
@@ -141,7 +147,7 @@ def scan_range(path: str, disk_path: str, start: int, end: int, matcher: Matcher
                         carry = data
                         continue
                     # A line longer than the limit: scan its head, report the cut, skip the rest.
-                    _scan_block(data[:max_line_bytes], base, line_no, result, matcher, headers)
+                    _scan_block(data[:max_line_bytes], base, line_no, result, matcher, headers, leads)
                     result.cut_lines.append((line_no + 1, max_line_bytes))
                     result.bytes += max_line_bytes
                     line_no += 1
@@ -159,13 +165,14 @@ def scan_range(path: str, disk_path: str, start: int, end: int, matcher: Matcher
             size = len(complete)
             if size > max_line_bytes:
                 complete = _cut_long_lines(complete, max_line_bytes, line_no, result)
-            _scan_block(complete, base, line_no, result, matcher, headers)
+            _scan_block(complete, base, line_no, result, matcher, headers, leads)
             line_no += complete.count(b"\n") + (0 if complete.endswith(b"\n") else 1)
             result.bytes += size
             base += size
             if done:
                 break
     headers.close()
+    leads.close()
     result.lines = line_no
     return result
 
@@ -194,9 +201,10 @@ def _skip_line(f, pos: int) -> int:
 
 
 def _scan_block(data: bytes, base: int, line_no: int, result: RangeResult, matcher: Matcher,
-                headers: _HeaderFinder) -> None:
+                headers: _HeaderFinder, leads: LeadCollector) -> None:
     prev_off, prev_line = 0, line_no
-    sampling = len(result.errors) < MAX_ERROR_LINES
+    sampling = len(result.errors) < MAX_ERROR_LINES or result.lead_lines < MAX_LEAD_LINES
+    last_lead = -1                       # a line both the error and the lead pattern match is one candidate
     for idx, ls, le in matcher.candidates(data, errors=sampling):
         line = data[ls:le].decode("utf-8", errors="replace").rstrip("\r")
         m = matcher.confirm(idx, line)
@@ -205,12 +213,19 @@ def _scan_block(data: bytes, base: int, line_no: int, result: RangeResult, match
         lineno = prev_line + data.count(b"\n", prev_off, ls) + 1
         prev_off, prev_line = ls, lineno - 1
         key = matcher.signatures[idx].key
-        if key == ERROR_KEY:
-            result.error_count += 1
-            if len(result.errors) < MAX_ERROR_LINES:
-                result.errors.append((lineno, line[:MAX_TEXT]))
-            else:
-                result.errors_sampled = True
+        if key == ERROR_KEY or key == LEAD_KEY:
+            if key == ERROR_KEY:
+                result.error_count += 1
+                if len(result.errors) < MAX_ERROR_LINES:
+                    result.errors.append((lineno, line[:MAX_TEXT]))
+                else:
+                    result.errors_sampled = True
+            if ls != last_lead:
+                last_lead = ls
+                if result.lead_lines < MAX_LEAD_LINES:
+                    leads.add(data, ls, le, base, lineno, line, result)
+                else:
+                    result.leads_sampled = True
         elif key.startswith(VERSION_KEY_PREFIX):
             result.versions.append((key[len(VERSION_KEY_PREFIX):], m.group(1), lineno, line[:MAX_TEXT]))
         else:

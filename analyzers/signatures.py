@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from analyzers.lead_records import LEAD_CONFIRM_CHARS, LEAD_LINE
+
 try:
     import hyperscan
 except ImportError:  # pragma: no cover - exercised only where the wheel is missing
@@ -24,6 +26,9 @@ _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 # Lines worth reporting when no signature explains them (unmatched templates).
 ERROR_LINE = r"\b(?:ERROR|FATAL|SEVERE|CRITICAL)\b|^\s*(?:Caused by: )?(?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error)\b"
 ERROR_KEY = "__error__"
+# Lines worth a lead besides those (analyzers/lead_records.py: failures at INFO/WARN, other formats).
+LEAD_KEY = "__lead__"
+SAMPLE_KEYS = (ERROR_KEY, LEAD_KEY)
 
 # Version banners: component -> patterns whose group 1 is the version.
 VERSION_PATTERNS: dict[str, list[str]] = {
@@ -70,6 +75,7 @@ def signatures_from_runbooks(runbooks: Iterable[dict[str, Any]]) -> list[Signatu
                     seen.add((s["id"], p))
                     out.append(Signature(s["id"], p))
     out.append(Signature(ERROR_KEY, ERROR_LINE))
+    out.append(Signature(LEAD_KEY, LEAD_LINE))
     for comp, pats in VERSION_PATTERNS.items():
         out.extend(Signature(VERSION_KEY_PREFIX + comp, p) for p in pats)
     return out
@@ -90,9 +96,12 @@ class Matcher:
     def __init__(self, signatures: list[Signature]):
         self.signatures = signatures
         self.regexes = [re.compile(s.pattern) for s in signatures]
-        # A second database without the error-line pattern: once a range has sampled
-        # enough unmatched error lines, scanning goes on without paying for them.
-        self._signature_ids = [i for i, s in enumerate(signatures) if s.key != ERROR_KEY]
+        # A second database without the error-line and lead patterns: once a range has sampled
+        # enough unmatched error lines and lead candidates, scanning goes on without paying for them.
+        self._signature_ids = [i for i, s in enumerate(signatures) if s.key not in SAMPLE_KEYS]
+        self._error_regexes = [self.regexes[i] for i, s in enumerate(signatures) if s.key == ERROR_KEY]
+        self._lead_ids = frozenset(i for i, s in enumerate(signatures) if s.key == LEAD_KEY)
+        self._lead_regexes = [self.regexes[i] for i in sorted(self._lead_ids)]
         self._db = self._compile(list(range(len(signatures)))) if hyperscan is not None else None
         self._db_no_errors = None   # compiled on first need: most bundles never fill the error sample
 
@@ -144,7 +153,14 @@ class Matcher:
         return out
 
     def confirm(self, idx: int, line: str) -> re.Match[str] | None:
+        if idx in self._lead_ids:
+            line = line[:LEAD_CONFIRM_CHARS]
         return self.regexes[idx].search(line)
+
+    def is_lead_candidate(self, line: str) -> bool:
+        """Would the scan take this line as a lead candidate (the error or the lead pattern)?"""
+        return (any(rx.search(line) for rx in self._error_regexes)
+                or any(rx.search(line[:LEAD_CONFIRM_CHARS]) for rx in self._lead_regexes))
 
 
 _CACHE: dict[tuple[Signature, ...], Matcher] = {}

@@ -12,6 +12,8 @@ from drain3 import TemplateMiner
 from drain3.masking import MaskingInstruction
 from drain3.template_miner_config import TemplateMinerConfig
 
+from analyzers.template_key import message_part
+
 import logging
 
 logging.getLogger("drain3").setLevel(logging.WARNING)  # it logs INFO chatter on every start
@@ -19,10 +21,6 @@ logging.getLogger("drain3").setLevel(logging.WARNING)  # it logs INFO chatter on
 MAX_LINES = 20_000
 MAX_TEMPLATES = 50
 
-# Everything before the level (timestamps, pids, thread names) varies per line.
-_PREFIX = re.compile(
-    r"^.*?\b(?:ERROR|FATAL|SEVERE|CRITICAL|WARN(?:ING)?|INFO)\b\s*[:\]-]*\s*"
-)
 _MASKS = [
     (r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b", "TS"),
     (r"\bblk_-?\d+(?:_\d+)?\b", "BLOCK"),
@@ -43,12 +41,6 @@ def _miner() -> TemplateMiner:
     cfg.drain_depth = 4
     cfg.profiling_enabled = False
     return TemplateMiner(config=cfg)
-
-
-def message_part(line: str) -> str:
-    m = _PREFIX.match(line)
-    rest = line[m.end():] if m else line
-    return rest.strip() or line.strip()
 
 
 def unmatched_templates(lines: list[tuple[str, int, str]]) -> list[dict]:

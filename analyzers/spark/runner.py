@@ -38,6 +38,7 @@ import uuid
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
+from analyzers.lead_scan import MAX_LEAD_KEYS, MAX_STOPS
 from analyzers.scan import MAX_ERROR_LINES, RANGE_BYTES, RangeResult, scan_range
 from analyzers.signatures import Signature
 
@@ -198,7 +199,11 @@ def merge_pieces(path: str, start: int, parts: Sequence[RangeResult]) -> RangeRe
     the sample (`errors`) is the range's first MAX_ERROR_LINES error lines
     either way, but scan_range stops counting error lines a block after its
     sample is full, so `error_count` (a statistic) is exact only when no piece
-    filled its sample, and `errors_sampled` says whether one did.
+    filled its sample, and `errors_sampled` says whether one did. Likewise the
+    lead records (one per template key, first occurrence first) and their
+    counts are exact unless a piece reached MAX_LEAD_LINES (`leads_sampled`).
+    A record is kept by the piece holding its first candidate line
+    (analyzers/lead_scan.py), so no record comes back twice.
     """
     whole = RangeResult(path=path, start=start)
     offset = 0
@@ -210,7 +215,26 @@ def merge_pieces(path: str, start: int, parts: Sequence[RangeResult]) -> RangeRe
         whole.error_count += r.error_count
         whole.versions.extend((comp, ver, ln + offset, text) for comp, ver, ln, text in r.versions)
         whole.cut_lines.extend((ln + offset, kept) for ln, kept in r.cut_lines)
+        _merge_leads(whole, r, offset)
         whole.lines += r.lines
         whole.bytes += r.bytes
         offset += r.lines
     return whole
+
+
+def _merge_leads(whole: RangeResult, r: RangeResult, offset: int) -> None:
+    """Add a later piece's lead records as one scan would have met them: known keys add up,
+    new keys join while the range has room for them."""
+    for key, rec in r.leads.items():
+        found = whole.leads.get(key)
+        if found is not None:
+            found.count += rec.count
+            found.last_line = rec.last_line + offset
+        elif len(whole.leads) < MAX_LEAD_KEYS:
+            whole.leads[key] = replace(rec, line_in_range=rec.line_in_range + offset,
+                                       last_line=rec.last_line + offset)
+        else:
+            whole.leads_sampled = True
+    whole.lead_lines += r.lead_lines
+    whole.leads_sampled = whole.leads_sampled or r.leads_sampled
+    whole.stops.extend(ln + offset for ln in r.stops[:max(0, MAX_STOPS - len(whole.stops))])

@@ -19,6 +19,7 @@ from dataclasses import replace
 
 import pytest
 
+from analyzers.lead_scan import MAX_LEAD_LINES
 from analyzers.scan import MAX_ERROR_LINES, plan_ranges, scan_range
 from analyzers.signatures import ERROR_KEY, Signature, matcher_for
 from analyzers.spark.runner import auto_piece_bytes, merge, merge_pieces, pack, split
@@ -113,7 +114,9 @@ def _is_start(line: str) -> bool:
 
 
 def _without_error_counters(r):
-    return replace(r, error_count=0, errors_sampled=False)
+    """Statistics scan_range stops keeping exactly once a sample is full: error and lead counts."""
+    return replace(r, error_count=0, errors_sampled=False, lead_lines=0, leads_sampled=False,
+                   leads={k: replace(v, count=0, last_line=0) for k, v in r.leads.items()})
 
 
 def test_merged_pieces_equal_one_scan_of_the_whole_range(tmp_path):
@@ -151,6 +154,7 @@ def test_merged_pieces_keep_the_same_error_sample_once_it_is_full(tmp_path):
     assert _without_error_counters(merged) == _without_error_counters(whole)
     # The count is a statistic scan_range stops keeping once its sample is full.
     assert merged.errors_sampled and merged.error_count >= MAX_ERROR_LINES
+    assert whole.leads_sampled and whole.lead_lines == MAX_LEAD_LINES and list(merged.leads) == list(whole.leads)
 
 
 # --- a real standalone cluster (before the local session exists) ------------------------------

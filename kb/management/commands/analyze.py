@@ -1,4 +1,4 @@
-"""python manage.py analyze PATH [PATH ...] --format json [--engine local|spark]
+"""python manage.py analyze PATH [PATH ...] --format json [--engine local|spark] [--baseline HEALTHY_PATH]
 
 Runs the engine on files, directories or archives; needs no database, Redis
 or web server (runbooks are read from RUNBOOKS_DIR). Exit 0 on success, 2 on
@@ -28,6 +28,8 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=["json", "text"], default="json")
         parser.add_argument("--engine", choices=["local", "spark"], default="local")
         parser.add_argument("--runbooks", default=str(settings.RUNBOOKS_DIR), help="runbook directory")
+        parser.add_argument("--baseline", metavar="HEALTHY_PATH",
+                            help="a healthy bundle of the same cluster: its templates drop out of leads and unmatched")
 
     def handle(self, *args, **opts):
         try:
@@ -36,7 +38,7 @@ class Command(BaseCommand):
             self._fail(str(exc))
         runbooks = [rb.meta for rb in catalog.runbooks.values()]
         try:
-            result = run_analysis(opts["paths"], runbooks, opts["engine"], bundle_limits())
+            result = run_analysis(opts["paths"], runbooks, opts["engine"], bundle_limits(), opts["baseline"])
         except BundleError as exc:
             self._fail(str(exc))
         except OSError as exc:
@@ -51,13 +53,14 @@ class Command(BaseCommand):
         sys.exit(2)
 
 
-def run_analysis(paths, runbooks, engine: str, limits: Limits) -> dict:
+def run_analysis(paths, runbooks, engine: str, limits: Limits, baseline: str | None = None) -> dict:
     from analyzers.engine import analyze_paths
     from analyzers.runners import make_runner
 
     runner = make_runner(engine, master=settings.SPARK_MASTER)
     return analyze_paths(paths, runbooks, engine=runner.engine, limits=limits, runner=runner.run,
-                         range_bytes=runner.range_bytes, startup_seconds=runner.startup_seconds)
+                         range_bytes=runner.range_bytes, startup_seconds=runner.startup_seconds,
+                         baseline=baseline)
 
 
 def render_text(result: dict) -> str:
@@ -68,6 +71,14 @@ def render_text(result: dict) -> str:
             lines.append(f"      {ev['host'] or '-'} {ev['path']}:{ev['line']} {ev['text'][:120]}")
     for s in result["symptoms"]:
         lines.append(f"symptom {s['id']} x{s['count']} -> candidates: {', '.join(s['candidate_runbooks'])}")
+    if result.get("leads"):
+        lines.append("Leads")
+        for lead in result["leads"][:5]:
+            lines.append(f"  {lead['rank']}. {lead['host'] or '-'}:{lead['path']}:{lead['line']}  {lead['headline'][:160]}")
+            lines.append(f"      {lead['reason']}")
+    if "baseline" in result:
+        b = result["baseline"]
+        lines.append(f"baseline {b['path']}: {b['templates']} templates, {b['dropped']} of this bundle's dropped")
     st = result["stats"]
     lines.append(f"{st['files']} files, {st['lines']} lines, {st['bytes']} bytes in {st['seconds']} s ({st['engine']})")
     return "\n".join(lines)

@@ -1,0 +1,98 @@
+"""What makes a line a lead candidate, and where the record it belongs to starts and ends.
+
+The scan (analyzers/scan.py) hands every line the error pattern (signatures.ERROR_LINE)
+or the lead pattern (LEAD_LINE, here) matched to `RecordCollector`, which turns it into
+a whole record: a Java stack trace (`\\tat`, `Caused by:`, `... N more` lines), a Python
+traceback (from `Traceback (most recent call last):` to its final `XError: msg` line) or
+a single line. Records are kept per range, bounded (MAX_LEAD_KEYS records, the first of
+each template key, and counts for all of them), and ranked on the driver
+(analyzers/leads.py).
+
+Formats the lead pattern adds to ERROR_LINE's level words and qualified exceptions
+(provenance of a real example of each: tests/fixtures/README.md, leads-formats/):
+failures logged at INFO/WARN (state transitions to FAILED/UNHEALTHY/LOST/SUSPENDED,
+refusals), exceptions mid-line and short class names, Python tracebacks, fluentd
+`[error]`/`[warn]`, librdkafka `%3|...|FAIL|`, Go `panic:`, `level=error`, klog
+`E1124 ...`, kernel reports (hung tasks, BUG, Oops, call traces, soft lockups, the OOM
+killer), and the lines that say a process stops (`Shutting down`, `ABORTING`, exit
+codes, signals).
+"""
+
+from __future__ import annotations
+
+import re
+
+# Hyperscan prefilters with this, `re` confirms (analyzers/signatures.py). Alternatives by kind.
+_KINDS: list[tuple[str, str]] = [
+    ("panic", r"^panic: |\bpanic: |^fatal error: |\blevel=panic\b"),
+    ("kernel", r"INFO: task \S+ blocked for more than|\bBUG: |\bOops\b|Call Trace:|soft lockup"
+               r"|hard LOCKUP|Out of memory: Kill|invoked oom-killer|Kernel panic|\bsegfault at\b"
+               r"|\bI/O error\b|EXT4-fs error|hung_task"),
+    ("traceback", r"^Traceback \(most recent call last\):"),
+    ("exception", r"Exception in thread \"|\b[A-Z][\w$]*(?:Exception|Error)\b:"
+                  r"|\b(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)\b"),
+    ("state", r"(?:\bto|->|=>|State change:|\bstate(?: is)?:?|\bbecame|\bis now|\breported)"
+              r" +(?:FAILED|FAILING|UNHEALTHY|LOST|SUSPENDED|KILLED|DEAD|UNAVAILABLE|OFFLINE)\b"),
+    ("stop", r"\b(?:Shutting down|shutting down|SHUTDOWN_MSG|ABORTING|[Aa]borting|[Ee]xiting"
+             r"|SIG(?:TERM|KILL|INT|SEGV|ABRT|BUS)|exit code|exitCode=|exit status|[Tt]erminating"
+             r"|RECEIVED SIGNAL|System\.exit|[Hh]alting)\b"),
+    ("error", r"\[(?:error|warn)\]|%[0-4]\|\d+\.\d+\|[A-Z_]+\||\blevel=(?:error|fatal|crit)\b"
+              r"|\"level\": ?\"(?:error|fatal)\"|^[EF]\d{4} \d\d:\d\d:\d\d\.\d+ "
+              r"|\b(?:[Ff]ailed|FAILED|[Ff]ailure|[Rr]efused|[Rr]efusing|[Dd]enied|[Rr]ejected|[Rr]ejecting)\b"),
+]
+# The lead pattern is searched anywhere in a line: only its head, so that a megabyte-long
+# line costs what a normal one does (the pattern's open repetitions are quadratic on one word).
+LEAD_CONFIRM_CHARS = 4096
+LEAD_LINE = "|".join(f"(?:{p})" for _, p in _KINDS)
+_KIND_RES = [(kind, re.compile(p)) for kind, p in _KINDS]
+_LEVEL_ERROR = re.compile(r"\b(?:ERROR|FATAL|SEVERE|CRITICAL)\b")
+
+# A line that continues the record above it (a stack trace, a traceback's frames).
+_CONTINUES = re.compile(
+    r"^(?:[ \t]+\S|Caused by:|Suppressed:|\.\.\. \d+ (?:more|common frames omitted)"
+    r"|(?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)\b)")
+_TRACEBACK = "Traceback (most recent call last):"
+# The last line of a Python traceback: "ValueError: msg", "requests.exceptions.HTTPError: 404 ..."
+_PY_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault)\b(?::|$)")
+_CAUSED_BY = "Caused by:"
+
+MAX_RECORD_LINES = 400          # lines of one record, up or down from a candidate line
+MAX_RECORD_SCAN = 64 * 1024     # bytes read to find a record's end (and its deepest Caused by)
+MAX_RECORD_TEXT = 8 * 1024      # characters of a record kept for display
+
+
+def kind_of(text: str) -> str:
+    """The first kind (in _KINDS order: most telling first) any line of the record shows."""
+    for kind, rx in _KIND_RES:
+        if rx.search(text):
+            return kind
+    return "error" if _LEVEL_ERROR.search(text) else "exception"
+
+
+def is_stop(line: str) -> bool:
+    return _KIND_RES[5][1].search(line) is not None
+
+
+def continues(line: str, above: str, is_record_start) -> bool:
+    """Does `line` belong to the record of the line `above` it?"""
+    if not line.strip() or is_record_start(line):
+        return False
+    if _CONTINUES.match(line):
+        return True
+    if line.startswith(_TRACEBACK):
+        return bool(above) and is_record_start(above)   # a logged exception: the header above owns it
+    return bool(_PY_EXCEPTION.match(line)) and above[:1] in (" ", "\t")
+
+
+def headline(lines: list[str]) -> str:
+    """What to show first: the deepest "Caused by", a traceback's final exception, else line one."""
+    deepest = None
+    in_traceback = False
+    for ln in lines:
+        if ln.startswith(_CAUSED_BY):
+            deepest = ln
+        elif ln.startswith(_TRACEBACK):
+            in_traceback = True
+        elif in_traceback and _PY_EXCEPTION.match(ln):
+            deepest, in_traceback = ln, False
+    return (deepest or lines[0]).strip()

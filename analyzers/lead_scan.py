@@ -1,0 +1,163 @@
+"""The scan side of leads: candidate lines turned into whole records, kept per range, bounded.
+
+scan_range (analyzers/scan.py) calls `LeadCollector.add` for every line the error or
+lead pattern matched. A record is identified by its first line: the collector walks up
+from the candidate line through continuation lines (analyzers/lead_records.continues)
+to the record's start, and down from there to its end. A record is kept by the range
+that holds its first candidate line, and only once: a later candidate line of the same
+record (a "Caused by" under an ERROR header) is skipped, whether the record began in
+this range or the one before. The walk depends only on the file's bytes around the
+line (blocks are read from the file when the record crosses them), so the local and
+the Spark engine, whatever their range and piece boundaries, keep the same records.
+
+Bounds per range: MAX_LEAD_LINES candidate lines looked at (then `leads_sampled`), and
+MAX_LEAD_KEYS template keys, each with its first record, count and last line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analyzers.lead_records import (MAX_RECORD_LINES, MAX_RECORD_SCAN, MAX_RECORD_TEXT, continues, headline,
+                                    is_stop, kind_of)
+from analyzers.template_key import message_part, template_key
+
+MAX_LEAD_LINES = 2000   # candidate lines a range looks at (like MAX_ERROR_LINES)
+MAX_LEAD_KEYS = 500     # distinct templates a range keeps a record of
+MAX_STOPS = 50          # lines where a process said it stops, per range
+_LOOKBACK_BYTES = MAX_RECORD_SCAN + 4096
+
+
+@dataclass
+class LeadRecord:
+    line_in_range: int       # the record's first line, 1-based within the range (<= 0: it began before)
+    lines: int               # lines of the record
+    text: str                # the record, lines joined by "\n", at most MAX_RECORD_TEXT characters
+    headline: str
+    kind: str                # exception | error | traceback | state | stop | kernel | panic
+    header: str | None       # the line whose timestamp the record has (its first line, or the nearest above)
+    count: int = 1           # records of this key in the range
+    last_line: int = 0       # the last one's first line, within the range
+
+
+def record_key(first_line: str, head: str) -> str:
+    """Template key of a record: its first line's message, and its headline when that differs
+    (two traces under the same ERROR line with different root causes are different leads)."""
+    key = template_key(message_part(first_line))
+    return key if head == first_line.strip() else f"{key} <- {template_key(head)}"
+
+
+class LeadCollector:
+    def __init__(self, disk_path: str, is_record_start, is_candidate, headers):
+        self.disk_path = disk_path
+        self.is_start = is_record_start
+        self.is_candidate = is_candidate    # the scan's own test: error or lead pattern on one line
+        self.headers = headers              # scan._HeaderFinder: the timestamp line above a record
+        self._fh = None
+        self.last_start = -1                # absolute offset of the last record's first line
+        self.covered_until = -1             # ... and of the end of that record
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+
+    def _file(self):
+        if self._fh is None:
+            self._fh = open(self.disk_path, "rb")
+        return self._fh
+
+    def _lines_above(self, data: bytes, ls: int, abs_base: int):
+        """(absolute offset, raw line) of the lines above offset ls of data, nearest first."""
+        pos = ls
+        while pos > 0:
+            prev = data.rfind(b"\n", 0, pos - 1) + 1
+            yield abs_base + prev, data[prev:pos - 1]
+            pos = prev
+        if abs_base == 0:
+            return
+        fh = self._file()
+        begin = max(0, abs_base - _LOOKBACK_BYTES)
+        fh.seek(begin)
+        raw = fh.read(abs_base - begin)
+        pos = len(raw)
+        while pos > 0:
+            prev = raw.rfind(b"\n", 0, pos - 1) + 1
+            if prev == 0 and begin > 0:
+                return                          # a cut line: the walk's byte limit is reached anyway
+            yield begin + prev, raw[prev:pos - 1]
+            pos = prev
+
+    def _below(self, data: bytes, le: int, abs_base: int) -> list[bytes]:
+        """Complete lines after the line ending at le, up to MAX_RECORD_SCAN bytes."""
+        if le + 1 + MAX_RECORD_SCAN <= len(data):
+            chunk = data[le + 1:le + 1 + MAX_RECORD_SCAN]
+        else:
+            fh = self._file()
+            fh.seek(abs_base + le + 1)
+            chunk = fh.read(MAX_RECORD_SCAN)
+        lines = chunk.split(b"\n")
+        if len(chunk) == MAX_RECORD_SCAN:
+            lines.pop()                         # may be cut
+        return lines
+
+    def add(self, data: bytes, ls: int, le: int, abs_base: int, lineno: int, line: str, result) -> None:
+        """One candidate line (text `line`, line number `lineno` in the range, bytes data[ls:le])."""
+        abs_ls = abs_base + ls
+        if self.last_start <= abs_ls < self.covered_until:
+            return                              # a later line of the record just kept
+        start_abs, above = abs_ls, []           # above: raw lines from the record start down to this one
+        cur, walked = line, le - ls + 1
+        for off, raw in self._lines_above(data, ls, abs_base):
+            text = raw.decode("utf-8", errors="replace").rstrip("\r")
+            if not continues(cur, text, self.is_start):
+                break
+            walked += len(raw) + 1
+            if len(above) + 1 >= MAX_RECORD_LINES or walked > MAX_RECORD_SCAN:
+                start_abs, above = abs_ls, []   # too long to be one record: this line starts its own
+                break
+            above.append(text)
+            start_abs, cur = off, text
+        if start_abs == self.last_start:
+            return
+        if any(self.is_candidate(t) for t in above):
+            return                              # an earlier line of this record was the candidate
+        above.reverse()
+        lines = above + [line]
+        size = walked
+        prev = line
+        for raw in self._below(data, le, abs_base):
+            text = raw.decode("utf-8", errors="replace").rstrip("\r")
+            size += len(raw) + 1
+            if len(lines) >= MAX_RECORD_LINES or size > MAX_RECORD_SCAN or not continues(text, prev, self.is_start):
+                size -= len(raw) + 1
+                break
+            lines.append(text)
+            prev = text
+        result.lead_lines += 1
+        self.last_start, self.covered_until = start_abs, start_abs + size
+        self._keep(data, ls, abs_base, lineno - len(above), lines, start_abs, result)
+
+    def _keep(self, data, ls, abs_base, first_lineno, lines, start_abs, result) -> None:
+        if is_stop(lines[0]) and len(result.stops) < MAX_STOPS:
+            result.stops.append(first_lineno)
+        head = headline(lines)
+        key = record_key(lines[0], head)
+        found = result.leads.get(key)
+        if found is not None:
+            found.count += 1
+            found.last_line = first_lineno
+            return
+        if len(result.leads) >= MAX_LEAD_KEYS:
+            result.leads_sampled = True
+            return
+        text = "\n".join(lines)
+        header = lines[0] if self.is_start(lines[0]) else self._header_above(data, ls, abs_base, start_abs)
+        result.leads[key] = LeadRecord(first_lineno, len(lines), text[:MAX_RECORD_TEXT], head[:MAX_RECORD_TEXT],
+                                       kind_of(text), header, 1, first_lineno)
+
+    def _header_above(self, data, ls, abs_base, start_abs) -> str | None:
+        rel = start_abs - abs_base
+        if rel >= 0:
+            return self.headers.find(data, rel, abs_base, data[rel:data.find(b"\n", rel)].decode(
+                "utf-8", errors="replace"))
+        return self.headers._from_file(start_abs)

@@ -1,0 +1,177 @@
+"""Leads: the records to look at first, ranked as an experienced engineer reads a bundle.
+
+The scan keeps, per range, the first record of every template key among the error-like
+lines (analyzers/lead_scan.py). Here, on the driver, for the whole bundle:
+
+1. records of the same key are counted across ranges and files;
+2. what a finding already explains drops out: records that hold a line of a finding's
+   symptoms, and every record of their keys; so do keys the baseline bundle also has;
+3. the rest are grouped into templates (Drain3, as the unmatched list) and ranked by
+   severity (kind, level), rarity in the bundle (seen once beats seen 10,000 times),
+   time (earliest failure across hosts first; the first failure of each host), and
+   whether the process stopped right after;
+4. the best MAX_LEADS come back with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from analyzers import timestamps
+from analyzers.lead_scan import record_key
+from analyzers.template_key import message_part, template_key
+from analyzers.unmatched import _miner
+
+MAX_LEADS = 10
+DIED_WINDOW = 3           # the last records (distinct templates) before a stop count as "before it died"
+_KIND_SEVERITY = {"panic": 1.0, "kernel": 0.9, "exception": 0.8, "traceback": 0.8, "state": 0.7,
+                  "error": 0.5, "stop": 0.4}
+_LEVEL_SEVERITY = {"FATAL": 1.0, "ERROR": 0.75, "WARN": 0.5, "INFO": 0.3, "DEBUG": 0.2, "TRACE": 0.2}
+WEIGHTS = {"severity": 0.30, "rarity": 0.30, "early": 0.20, "died": 0.15, "first_on_host": 0.05}
+
+
+@dataclass
+class Candidate:
+    key: str
+    path: str
+    line: int
+    lines: int
+    text: str
+    headline: str
+    kind: str
+    host: str | None
+    timestamp: str | None
+    level: str | None
+    count: int
+    stopped_at: str | None = None           # "path:line" of a stop right after it, in the same file
+    keys: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """Templates of a healthy bundle: leads and unmatched lines of these templates drop out."""
+    path: str
+    templates: frozenset[str]
+
+
+def collect(by_file: dict[str, list], files: dict[str, Any], default_year: int | None) -> list[Candidate]:
+    """One Candidate per (file, key): the first record, the file's count, the process's stop."""
+    out = []
+    for path in sorted(by_file):
+        f = files[path]
+        offset, first, last, stops = 0, {}, {}, []
+        for r in sorted(by_file[path], key=lambda r: r.start):
+            for key, rec in r.leads.items():
+                if key in first:
+                    first[key].count += rec.count
+                else:
+                    header = timestamps.parse_header(rec.header, default_year) if rec.header else None
+                    first[key] = Candidate(key, path, offset + rec.line_in_range, rec.lines, rec.text, rec.headline,
+                                           rec.kind, f.host or (header.host if header else None),
+                                           header.timestamp if header else None,
+                                           header.level if header else None, rec.count, keys={key})
+                last[key] = offset + rec.last_line
+            stops.extend(offset + s for s in r.stops)
+            offset += r.lines
+        for stop in stops:
+            before = sorted((ln, k) for k, ln in last.items() if ln < stop and first[k].kind != "stop")
+            for _, k in before[-DIED_WINDOW:]:
+                if first[k].stopped_at is None:
+                    first[k].stopped_at = f"{path}:{stop}"
+        out.extend(first.values())
+    return out
+
+
+def explained_keys(candidates: Iterable[Candidate], explained_lines: dict[str, set[int]],
+                   explained_texts: Iterable[str]) -> set[str]:
+    """Keys of records a finding explains: they hold one of its lines, or a line of its template."""
+    text_keys = {template_key(message_part(t)) for t in explained_texts}
+    out = set()
+    for c in candidates:
+        lines = explained_lines.get(c.path, ())
+        if any(c.line <= ln < c.line + c.lines for ln in lines) or any(
+                template_key(message_part(t)) in text_keys for t in c.text.split("\n")):
+            out.add(c.key)
+    return out
+
+
+def rank(candidates: list[Candidate], explained: set[str], baseline: Baseline | None) -> tuple[list[dict], int]:
+    """The leads (at most MAX_LEADS), and how many of the bundle's keys the baseline has."""
+    dropped = {c.key for c in candidates if baseline is not None and c.key in baseline.templates}
+    kept = [c for c in candidates if c.key not in explained and c.key not in dropped]
+    groups = _templates(kept)
+    if not groups:
+        return [], len(dropped)
+    timed = sorted({g.timestamp for g, _ in groups if g.timestamp})
+    first_on_host: dict[str | None, Candidate] = {}
+    for g, _ in sorted(groups, key=lambda gt: (gt[0].timestamp or "9999", gt[0].path, gt[0].line)):
+        first_on_host.setdefault(g.host, g)
+    scored = []
+    for g, template in groups:
+        parts = {
+            "severity": max(_KIND_SEVERITY.get(g.kind, 0.5), _LEVEL_SEVERITY.get(g.level or "", 0.3)),
+            "rarity": 1.0 / (1.0 + math.log10(max(1, g.count))),
+            "early": (1.0 - timed.index(g.timestamp) / max(1, len(timed) - 1)) if g.timestamp else 0.5,
+            "died": 1.0 if g.stopped_at is not None else 0.0,
+            "first_on_host": 1.0 if first_on_host.get(g.host) is g else 0.0,
+        }
+        score = round(sum(WEIGHTS[k] * v for k, v in parts.items()), 4)
+        scored.append((score, g, template, _reason(g, parts, timed)))
+    scored.sort(key=lambda s: (-s[0], s[1].timestamp or "9999", s[1].path, s[1].line))
+    return [_lead(i + 1, g, template, reason, score)
+            for i, (score, g, template, reason) in enumerate(scored[:MAX_LEADS])], len(dropped)
+
+
+def _templates(kept: list[Candidate]) -> list[tuple[Candidate, str]]:
+    """Records grouped by Drain3 template: the earliest one stands for the group, counts add up."""
+    if not kept:
+        return []
+    miner = _miner()
+    by_cluster: dict[int, list[Candidate]] = defaultdict(list)
+    for c in sorted(kept, key=lambda c: (c.timestamp or "9999", c.path, c.line)):
+        by_cluster[miner.add_log_message(message_part(c.headline))["cluster_id"]].append(c)
+    templates = {cl.cluster_id: cl.get_template() for cl in miner.drain.clusters}
+    out = []
+    for cid, members in by_cluster.items():
+        rep = members[0]
+        group = Candidate(**{**rep.__dict__, "count": sum(m.count for m in members),
+                             "keys": {m.key for m in members},
+                             "stopped_at": next((m.stopped_at for m in members if m.stopped_at), None)})
+        out.append((group, templates[cid]))
+    return out
+
+
+def _reason(g: Candidate, parts: dict[str, float], timed: list[str]) -> str:
+    said = []
+    if g.timestamp and parts["early"] == 1.0 and len(timed) > 1:
+        said.append("earliest failure in the bundle")
+    elif parts["first_on_host"]:
+        said.append(f"first failure on {g.host}" if g.host else "first failure")
+    said.append("seen once" if g.count == 1 else f"seen {g.count}x")
+    said.append(f"{g.level} {g.kind}" if g.level else g.kind)
+    if g.stopped_at is not None:
+        said.append(f"the process stopped right after ({g.stopped_at})")
+    return "; ".join(said)
+
+
+def _lead(rank: int, g: Candidate, template: str, reason: str, score: float) -> dict[str, Any]:
+    return {"rank": rank, "host": g.host, "path": g.path, "line": g.line, "timestamp": g.timestamp,
+            "text": g.text, "headline": g.headline, "template": template, "count": g.count, "kind": g.kind,
+            "reason": reason, "score": score}
+
+
+def line_key(text: str) -> str:
+    """The key an unmatched error line is compared to a baseline with."""
+    return template_key(message_part(text))
+
+
+def bundle_templates(candidates: Iterable[Candidate], error_lines: Iterable[tuple[str, int, str]]) -> frozenset[str]:
+    """What a bundle contributes as a baseline: its records' keys and its error lines' keys."""
+    return frozenset({c.key for c in candidates} | {line_key(t) for _, _, t in error_lines})
+
+
+__all__ = ["Baseline", "Candidate", "MAX_LEADS", "bundle_templates", "collect", "explained_keys", "line_key",
+           "rank", "record_key"]
