@@ -26,7 +26,8 @@ import re
 _KINDS: list[tuple[str, str]] = [
     ("panic", r"^panic: |\bpanic: |^fatal error: |\blevel=panic\b"),
     ("kernel", r"INFO: task \S+ blocked for more than|\bBUG: |\bOops\b|Call Trace:|soft lockup"
-               r"|hard LOCKUP|Out of memory: Kill|invoked oom-killer|Kernel panic|\bsegfault at\b"
+               r"|hard LOCKUP|[Oo]ut of memory: Kill|invoked oom-killer|Kernel panic|\bsegfault at\b"
+               r"|Unable to handle kernel"
                r"|\bI/O error\b|EXT4-fs error|hung_task"),
     ("traceback", r"^Traceback \(most recent call last\):"),
     ("exception", r"Exception in thread \"|\b[A-Z][\w$]*(?:Exception|Error)\b:"
@@ -38,7 +39,9 @@ _KINDS: list[tuple[str, str]] = [
              r"|RECEIVED SIGNAL|System\.exit|[Hh]alting)\b"),
     ("error", r"\[(?:error|warn)\]|%[0-4]\|\d+\.\d+\|[A-Z_]+\||\blevel=(?:error|fatal|crit)\b"
               r"|\"level\": ?\"(?:error|fatal)\"|^[EF]\d{4} \d\d:\d\d:\d\d\.\d+ "
-              r"|\b(?:[Ff]ailed|FAILED|[Ff]ailure|[Rr]efused|[Rr]efusing|[Dd]enied|[Rr]ejected|[Rr]ejecting)\b"),
+              # "Failed to connect", "failed: ...", refusals; not counters ("Failed Shuffles=0")
+              r"|\b(?:[Ff]ailed|FAILED) (?:to|with|because|due)\b|\b(?:[Ff]ailed|[Ff]ailure)[:!]"
+              r"|\b(?:[Rr]efused|[Rr]efusing|[Dd]enied|[Rr]ejected|[Rr]ejecting)\b"),
 ]
 # The lead pattern is searched anywhere in a line: only its head, so that a megabyte-long
 # line costs what a normal one does (the pattern's open repetitions are quadratic on one word).
@@ -52,9 +55,17 @@ _CONTINUES = re.compile(
     r"^(?:[ \t]+\S|Caused by:|Suppressed:|\.\.\. \d+ (?:more|common frames omitted)"
     r"|(?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)\b)")
 _TRACEBACK = "Traceback (most recent call last):"
-# The last line of a Python traceback: "ValueError: msg", "requests.exceptions.HTTPError: 404 ..."
-_PY_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault)\b(?::|$)")
+# The last line of a Python traceback, right under its indented frames: "ValueError: msg",
+# "kafka.errors.NoBrokersAvailable" (a dotted name, alone or before ": ")
+_PY_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:: |:?$)")
 _CAUSED_BY = "Caused by:"
+# A kernel report (a soft lockup: modules, registers, "Call Trace:", frames) is many syslog
+# lines, each with its own prefix: a line continues the report above when it has the same
+# prefix (same second, host, "kernel:") and does not start a report of its own.
+_SYSLOG_KERNEL = re.compile(r"^(?:<\d+>)?[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ kernel: ")
+_KERNEL_REPORT_START = re.compile(
+    r"INFO: task \S+ blocked for more than|\bBUG: |Unable to handle kernel|soft lockup|hard LOCKUP"
+    r"|[Oo]ut of memory: Kill|invoked oom-killer|Kernel panic|\bsegfault at\b|cut here \]")
 
 MAX_RECORD_LINES = 400          # lines of one record, up or down from a candidate line
 MAX_RECORD_SCAN = 64 * 1024     # bytes read to find a record's end (and its deepest Caused by)
@@ -75,8 +86,11 @@ def is_stop(line: str) -> bool:
 
 def continues(line: str, above: str, is_record_start) -> bool:
     """Does `line` belong to the record of the line `above` it?"""
-    if not line.strip() or is_record_start(line):
+    if not line.strip():
         return False
+    if is_record_start(line):
+        m = _SYSLOG_KERNEL.match(line)
+        return bool(m) and above.startswith(m.group(0)) and not _KERNEL_REPORT_START.search(line, m.end())
     if _CONTINUES.match(line):
         return True
     if line.startswith(_TRACEBACK):

@@ -6,7 +6,7 @@ lines (analyzers/lead_scan.py). Here, on the driver, for the whole bundle:
 1. records of the same key are counted across ranges and files;
 2. what a finding already explains drops out: records that hold a line of a finding's
    symptoms, and every record of their keys; so do keys the baseline bundle also has;
-3. the rest are grouped into templates (Drain3, as the unmatched list) and ranked by
+3. the rest are grouped by key (shown with their Drain3 template, as the unmatched list) and ranked by
    severity (kind, level), rarity in the bundle (seen once beats seen 10,000 times),
    time (earliest failure across hosts first; the first failure of each host), and
    whether the process stopped right after;
@@ -16,7 +16,9 @@ lines (analyzers/lead_scan.py). Here, on the driver, for the whole bundle:
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
+from datetime import datetime, timezone
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -57,6 +59,23 @@ class Baseline:
     templates: frozenset[str]
 
 
+# Layouts whose time analyzers.timestamps does not read (it parses record headers, these are not):
+# logfmt / JSON (Go services, logrus, zap) and librdkafka's epoch ("%3|1418300191.571|FAIL|...").
+_ISO_FIELD = re.compile(r'(?:\btime=|"(?:time|timestamp|ts)": ?)"?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[.,](\d+))?')
+_EPOCH_PREFIX = re.compile(r"^(?:%\d\|)?(\d{10})\.(\d{3})[| ]")
+
+
+def _time_in_line(line: str) -> str | None:
+    m = _ISO_FIELD.search(line[:500])
+    if m:
+        return m.group(1) + (f".{m.group(2)[:3].ljust(3, '0')}" if m.group(2) else "")
+    m = _EPOCH_PREFIX.match(line)
+    if m:
+        when = datetime.fromtimestamp(int(m.group(1)), tz=timezone.utc)
+        return when.strftime("%Y-%m-%dT%H:%M:%S") + "." + m.group(2)
+    return None
+
+
 def collect(by_file: dict[str, list], files: dict[str, Any], default_year: int | None) -> list[Candidate]:
     """One Candidate per (file, key): the first record, the file's count, the process's stop."""
     out = []
@@ -69,9 +88,9 @@ def collect(by_file: dict[str, list], files: dict[str, Any], default_year: int |
                     first[key].count += rec.count
                 else:
                     header = timestamps.parse_header(rec.header, default_year) if rec.header else None
+                    stamp = header.timestamp if header and header.timestamp else _time_in_line(rec.text)
                     first[key] = Candidate(key, path, offset + rec.line_in_range, rec.lines, rec.text, rec.headline,
-                                           rec.kind, f.host or (header.host if header else None),
-                                           header.timestamp if header else None,
+                                           rec.kind, f.host or (header.host if header else None), stamp,
                                            header.level if header else None, rec.count, keys={key})
                 last[key] = offset + rec.last_line
             stops.extend(offset + s for s in r.stops)
@@ -126,21 +145,24 @@ def rank(candidates: list[Candidate], explained: set[str], baseline: Baseline | 
 
 
 def _templates(kept: list[Candidate]) -> list[tuple[Candidate, str]]:
-    """Records grouped by Drain3 template: the earliest one stands for the group, counts add up."""
+    """One group per template key across files (the earliest record stands for it, counts add up),
+    each with the Drain3 template of its headline for display. Keys, not Drain3 clusters, group:
+    "State change: SUSPENDED" and "State change: LOST" are different facts."""
     if not kept:
         return []
-    miner = _miner()
-    by_cluster: dict[int, list[Candidate]] = defaultdict(list)
+    by_key: dict[str, list[Candidate]] = defaultdict(list)
     for c in sorted(kept, key=lambda c: (c.timestamp or "9999", c.path, c.line)):
-        by_cluster[miner.add_log_message(message_part(c.headline))["cluster_id"]].append(c)
+        by_key[c.key].append(c)
+    miner = _miner()
+    cluster_of = {key: miner.add_log_message(message_part(members[0].headline))["cluster_id"]
+                  for key, members in by_key.items()}
     templates = {cl.cluster_id: cl.get_template() for cl in miner.drain.clusters}
     out = []
-    for cid, members in by_cluster.items():
+    for key, members in by_key.items():
         rep = members[0]
-        group = Candidate(**{**rep.__dict__, "count": sum(m.count for m in members),
-                             "keys": {m.key for m in members},
+        group = Candidate(**{**rep.__dict__, "count": sum(m.count for m in members), "keys": {key},
                              "stopped_at": next((m.stopped_at for m in members if m.stopped_at), None)})
-        out.append((group, templates[cid]))
+        out.append((group, templates[cluster_of[key]]))
     return out
 
 
