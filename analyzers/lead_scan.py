@@ -19,13 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analyzers.lead_records import (MAX_RECORD_LINES, MAX_RECORD_SCAN, MAX_RECORD_TEXT, continues, headline,
-                                    is_stop, kind_of)
+                                    is_stop, kind_of, starts_record)
 from analyzers.template_key import message_part, template_key
 
 MAX_LEAD_LINES = 2000   # candidate lines a range looks at (like MAX_ERROR_LINES)
 MAX_LEAD_KEYS = 500     # distinct templates a range keeps a record of
 MAX_STOPS = 50          # lines where a process said it stops, per range
 _LOOKBACK_BYTES = MAX_RECORD_SCAN + 4096
+_DIGITS_TO_ZERO = str.maketrans("123456789", "000000000")
 
 
 @dataclass
@@ -56,6 +57,12 @@ class LeadCollector:
         self._fh = None
         self.last_start = -1                # absolute offset of the last record's first line
         self.covered_until = -1             # ... and of the end of that record
+        self._shapes: dict[str, tuple[str, bool]] = {}   # one-line record, digits as 0 -> (key, is a stop)
+        self.range_start = 0                # file offset of the range's first line (set by scan_range)
+
+    def covers(self, abs_offset: int) -> bool:
+        """Is the line at this file offset part of the record kept last?"""
+        return self.last_start <= abs_offset < self.covered_until
 
     def close(self) -> None:
         if self._fh is not None:
@@ -87,41 +94,41 @@ class LeadCollector:
             yield begin + prev, raw[prev:pos - 1]
             pos = prev
 
-    def _below(self, data: bytes, le: int, abs_base: int) -> list[bytes]:
-        """Complete lines after the line ending at le, up to MAX_RECORD_SCAN bytes."""
+    def _below(self, data: bytes, le: int, abs_base: int):
+        """Raw complete lines after the line ending at le, within MAX_RECORD_SCAN bytes, lazily:
+        most records end at the next line."""
         if le + 1 + MAX_RECORD_SCAN <= len(data):
-            chunk = data[le + 1:le + 1 + MAX_RECORD_SCAN]
+            chunk, pos = data, le + 1
         else:
             fh = self._file()
             fh.seek(abs_base + le + 1)
-            chunk = fh.read(MAX_RECORD_SCAN)
-        lines = chunk.split(b"\n")
-        if len(chunk) == MAX_RECORD_SCAN:
-            lines.pop()                         # may be cut
-        return lines
+            chunk, pos = fh.read(MAX_RECORD_SCAN), 0
+        end = pos + MAX_RECORD_SCAN
+        whole = len(chunk) < end                # the file ends inside: its last line is complete
+        while pos < min(end, len(chunk)):
+            nl = chunk.find(b"\n", pos, end)
+            if nl < 0:
+                if whole:
+                    yield chunk[pos:min(end, len(chunk))]
+                return
+            yield chunk[pos:nl]
+            pos = nl + 1
 
     def add(self, data: bytes, ls: int, le: int, abs_base: int, lineno: int, line: str, result) -> None:
         """One candidate line (text `line`, line number `lineno` in the range, bytes data[ls:le])."""
         abs_ls = abs_base + ls
         if self.last_start <= abs_ls < self.covered_until:
             return                              # a later line of the record just kept
-        start_abs, above = abs_ls, []           # above: raw lines from the record start down to this one
-        cur, walked = line, le - ls + 1
-        for off, raw in self._lines_above(data, ls, abs_base):
-            text = raw.decode("utf-8", errors="replace").rstrip("\r")
-            if not continues(cur, text, self.is_start):
-                break
-            walked += len(raw) + 1
-            if len(above) + 1 >= MAX_RECORD_LINES or walked > MAX_RECORD_SCAN:
-                start_abs, above = abs_ls, []   # too long to be one record: this line starts its own
-                break
-            above.append(text)
-            start_abs, cur = off, text
-        if start_abs == self.last_start:
-            return
-        if any(self.is_candidate(t) for t in above):
-            return                              # an earlier line of this record was the candidate
-        above.reverse()
+        start_abs, above, walked = abs_ls, [], le - ls + 1   # above: the record's lines over this one
+        if not starts_record(line, self.is_start):
+            start_abs, above, offsets, walked = self._walk_up(data, ls, le, abs_base, line)
+            if start_abs == self.last_start:
+                return
+            # A candidate line above, in this range, made this record already (it covers this line,
+            # or the walk would have stopped short); above the range, the range before kept it.
+            if start_abs < self.range_start and any(
+                    self.is_candidate(t) for t, off in zip(above, offsets) if off < self.range_start):
+                return
         lines = above + [line]
         size = walked
         prev = line
@@ -137,11 +144,42 @@ class LeadCollector:
         self.last_start, self.covered_until = start_abs, start_abs + size
         self._keep(data, ls, abs_base, lineno - len(above), lines, start_abs, result)
 
+    def _walk_up(self, data: bytes, ls: int, le: int, abs_base: int,
+                 line: str) -> tuple[int, list[str], list[int], int]:
+        """(offset of the record's first line, its lines down to this one's, their offsets, their bytes)."""
+        start_abs, above, offsets = abs_base + ls, [], []
+        cur, walked = line, le - ls + 1
+        for off, raw in self._lines_above(data, ls, abs_base):
+            text = raw.decode("utf-8", errors="replace").rstrip("\r")
+            if not continues(cur, text, self.is_start):
+                break
+            walked += len(raw) + 1
+            if len(above) + 1 >= MAX_RECORD_LINES or walked > MAX_RECORD_SCAN:
+                return abs_base + ls, [], [], le - ls + 1   # too long to be one record: this line starts its own
+            above.append(text)
+            offsets.append(off)
+            start_abs, cur = off, text
+        above.reverse()
+        offsets.reverse()
+        return start_abs, above, offsets, walked
+
     def _keep(self, data, ls, abs_base, first_lineno, lines, start_abs, result) -> None:
-        if is_stop(lines[0]) and len(result.stops) < MAX_STOPS:
+        # A one-line record's key and stop-ness depend on where its digits are, not which: a line
+        # seen before in this shape skips the key (most candidates repeat: a retry loop, a flood).
+        shape = lines[0].translate(_DIGITS_TO_ZERO) if len(lines) == 1 else None
+        known = self._shapes.get(shape) if shape is not None else None
+        if known is not None:
+            key, stop = known
+        else:
+            stop = is_stop(lines[0])
+            head = headline(lines)
+            key = record_key(lines[0], head)
+            if shape is not None:
+                if len(self._shapes) >= MAX_LEAD_KEYS * 4:
+                    self._shapes.clear()
+                self._shapes[shape] = (key, stop)
+        if stop and len(result.stops) < MAX_STOPS:
             result.stops.append(first_lineno)
-        head = headline(lines)
-        key = record_key(lines[0], head)
         found = result.leads.get(key)
         if found is not None:
             found.count += 1
@@ -150,6 +188,8 @@ class LeadCollector:
         if len(result.leads) >= MAX_LEAD_KEYS:
             result.leads_sampled = True
             return
+        if known is not None:
+            head = headline(lines)
         text = "\n".join(lines)
         header = lines[0] if self.is_start(lines[0]) else self._header_above(data, ls, abs_base, start_abs)
         result.leads[key] = LeadRecord(first_lineno, len(lines), text[:MAX_RECORD_TEXT], head[:MAX_RECORD_TEXT],

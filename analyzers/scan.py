@@ -8,7 +8,9 @@ caller numbers lines across ranges with a prefix sum: the same numbers either
 way, hence the same findings.
 
 Only the matched lines (and the line that starts each one's record, for its
-timestamp) leave this module; everything else is bytes skimmed by Hyperscan.
+timestamp) leave this module, with a bounded sample of error-like records for
+the unmatched list and the leads (analyzers/lead_scan.py); everything else is
+bytes skimmed by Hyperscan.
 """
 
 from __future__ import annotations
@@ -129,6 +131,7 @@ def scan_range(path: str, disk_path: str, start: int, end: int, matcher: Matcher
     leads = LeadCollector(disk_path, is_record_start, matcher.is_lead_candidate, headers)
     with open(disk_path, "rb") as f:
         base = _aligned_start(f, start)   # file offset of data[0]
+        leads.range_start = base
         f.seek(base)
         line_no = 0                       # lines scanned so far
         carry = b""
@@ -205,14 +208,19 @@ def _scan_block(data: bytes, base: int, line_no: int, result: RangeResult, match
     prev_off, prev_line = 0, line_no
     sampling = len(result.errors) < MAX_ERROR_LINES or result.lead_lines < MAX_LEAD_LINES
     last_lead = -1                       # a line both the error and the lead pattern match is one candidate
+    last_ls, line = -1, ""
     for idx, ls, le in matcher.candidates(data, errors=sampling):
-        line = data[ls:le].decode("utf-8", errors="replace").rstrip("\r")
+        key = matcher.signatures[idx].key
+        if key == LEAD_KEY and (ls == last_lead or leads.covers(base + ls)):
+            continue                         # already a candidate, or a line of the record just kept
+        if ls != last_ls:
+            line = data[ls:le].decode("utf-8", errors="replace").rstrip("\r")
+            last_ls = ls
         m = matcher.confirm(idx, line)
         if m is None:
             continue
         lineno = prev_line + data.count(b"\n", prev_off, ls) + 1
         prev_off, prev_line = ls, lineno - 1
-        key = matcher.signatures[idx].key
         if key == ERROR_KEY or key == LEAD_KEY:
             if key == ERROR_KEY:
                 result.error_count += 1

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from analyzers.lead_records import LEAD_CONFIRM_CHARS, LEAD_LINE
+from analyzers.lead_records import LEAD_CONFIRM_CHARS, LEAD_PATTERNS
 
 try:
     import hyperscan
@@ -75,7 +75,7 @@ def signatures_from_runbooks(runbooks: Iterable[dict[str, Any]]) -> list[Signatu
                     seen.add((s["id"], p))
                     out.append(Signature(s["id"], p))
     out.append(Signature(ERROR_KEY, ERROR_LINE))
-    out.append(Signature(LEAD_KEY, LEAD_LINE))
+    out.extend(Signature(LEAD_KEY, p) for p in LEAD_PATTERNS)
     for comp, pats in VERSION_PATTERNS.items():
         out.extend(Signature(VERSION_KEY_PREFIX + comp, p) for p in pats)
     return out

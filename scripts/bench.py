@@ -50,6 +50,7 @@ GEN_VERSION = 3
 MB = 1_000_000
 TARGET_LOCAL = 100.0   # MB/s, one core
 TARGET_SPARK = 150.0   # MB/s, two cores
+TARGET_LEADS_SHARE = 0.10   # of the analysis' CPU time (issue 12)
 
 
 # --- generated log lines --------------------------------------------------------------------------
@@ -577,9 +578,24 @@ def _tree_cpu_seconds(root: int) -> float:
 TARGET_CATALOG_RATIO = 0.8  # the grown catalog scans at >= 80 % of the first wave's speed
 
 
-def measure(engine: str, bundle: str, master: str, first_wave: bool = False) -> dict:
+def _without_leads() -> None:
+    """This process analyses as before leads (issue 12): no lead pattern in the matcher, no
+    candidate records collected (the error sample stays as it was)."""
+    import analyzers.engine
+    import analyzers.scan
+    from analyzers.signatures import LEAD_KEY, signatures_from_runbooks
+
+    analyzers.scan.MAX_LEAD_LINES = 0
+    analyzers.engine.signatures_from_runbooks = lambda rbs: [s for s in signatures_from_runbooks(rbs)
+                                                             if s.key != LEAD_KEY]
+
+
+def measure(engine: str, bundle: str, master: str, first_wave: bool = False, leads: bool = True) -> dict:
     from analyzers.engine import analyze_paths, run_ranges_local
     from analyzers.runbooks import load_runbooks
+
+    if not leads:
+        _without_leads()
 
     runbooks = [rb.meta for rb in load_runbooks(RUNBOOKS).runbooks.values()
                 if not first_wave or rb.slug in CATALOG_SLUGS]
@@ -599,14 +615,17 @@ def measure(engine: str, bundle: str, master: str, first_wave: bool = False) -> 
     out: dict = {"engine": engine}
     if engine == "local":
         # Compile the Hyperscan databases first: a one-off per process, reported on its own.
-        from analyzers.signatures import matcher_for, signatures_from_runbooks
+        import analyzers.engine
+        from analyzers.signatures import matcher_for
 
         t0 = time.monotonic()
-        matcher_for(signatures_from_runbooks(runbooks))
+        matcher_for(analyzers.engine.signatures_from_runbooks(runbooks))
         out["compile_seconds"] = time.monotonic() - t0
-        t0 = time.monotonic()
+        t0, c0 = time.monotonic(), time.process_time()
         result = analyze_paths([bundle], runbooks, runner=timed(run_ranges_local))
         out["seconds"] = time.monotonic() - t0
+        out["cpu_seconds"] = time.process_time() - c0
+        out["leads"] = len(result.get("leads", []))
     else:
         from analyzers.runners import make_runner
 
@@ -637,9 +656,10 @@ def measure(engine: str, bundle: str, master: str, first_wave: bool = False) -> 
     return out
 
 
-def _run_measure(engine: str, bundle: Path, master: str, first_wave: bool = False) -> dict:
+def _run_measure(engine: str, bundle: Path, master: str, first_wave: bool = False, leads: bool = True) -> dict:
     cmd = [sys.executable, "-m", "scripts.bench", "--measure", engine, "--bundle", str(bundle), "--master", master]
     cmd += ["--first-wave"] if first_wave else []
+    cmd += [] if leads else ["--no-leads"]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-4000:]}")
@@ -672,11 +692,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--measure", choices=["local", "spark"], help=argparse.SUPPRESS)
     ap.add_argument("--bundle", help=argparse.SUPPRESS)
     ap.add_argument("--first-wave", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-leads", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--leads-only", action="store_true", help="only the leads' share of the local analysis")
     ap.add_argument("--catalog-runs", type=int, default=3, help="runs per catalog for the catalog-growth ratio")
     args = ap.parse_args(argv)
 
     if args.measure:   # child process: one measurement, JSON on the last line of stdout
-        print(json.dumps(measure(args.measure, args.bundle, args.master, args.first_wave)))
+        print(json.dumps(measure(args.measure, args.bundle, args.master, args.first_wave, not args.no_leads)))
         return 0
 
     from analyzers.runbooks import load_runbooks
@@ -714,6 +736,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average before measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
           "(MB/s are wall clock; 'per CPU-s' discounts other processes' load)\n", flush=True)
     results: dict[str, dict] = {}
+    share = _leads_share_row(row, bundles[args.local_mb], args.master, args.catalog_runs)
+    if share > TARGET_LEADS_SHARE:
+        failures.append(f"leads take {share:.0%} of the analysis")
+    if args.leads_only:
+        return 1 if failures else 0
     local = _run_measure("local", bundles[args.local_mb], args.master)
     results[f"local-{args.local_mb}"] = local
     row(f"local engine, 1 core, {local['bytes'] / MB:.0f} MB",
@@ -783,6 +810,25 @@ def _leads_row(row, failures: list[str]) -> None:
     if not met:
         print(misses(per_case), flush=True)
         failures.append(f"leads: {hits}/{total} in the first 5")
+
+
+def _leads_share_row(row, bundle: Path, master: str, runs: int) -> float:
+    """CPU time of the local analysis with leads against without (the scan's lead pattern and
+    records, and the ranking), alternating runs; the best of each decides."""
+    best: dict[bool, dict] = {}
+    for _ in range(runs):
+        for leads in (False, True):
+            res = _run_measure("local", bundle, master, leads=leads)
+            if leads not in best or res["cpu_seconds"] < best[leads]["cpu_seconds"]:
+                best[leads] = res
+    share = (best[True]["cpu_seconds"] - best[False]["cpu_seconds"]) / best[True]["cpu_seconds"]
+    row(f"leads, share of the local analysis, {best[True]['bytes'] / MB:.0f} MB",
+        f"{share:.1%} ({best[True]['cpu_seconds']:.2f} CPU-s with {best[True]['leads']} leads, "
+        f"{best[False]['cpu_seconds']:.2f} without, best of {runs}); "
+        f"target <= {TARGET_LEADS_SHARE:.0%}: {'MET' if share <= TARGET_LEADS_SHARE else 'MISSED'}")
+    if best[True]["findings"] != best[False]["findings"]:
+        row("  findings differ with leads", f"{best[True]['findings']} vs {best[False]['findings']}")
+    return share
 
 
 def _catalog_growth_row(row, bundle: Path, master: str, runs: int) -> float:

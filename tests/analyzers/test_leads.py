@@ -202,3 +202,33 @@ def test_an_unusable_baseline_is_a_clear_error(tmp_path):
 
     with pytest.raises(BundleError, match="missing"):
         analyze_paths([str(LEADS_FORMATS / "fluentd")], [], baseline=str(tmp_path / "missing"))
+
+
+# --- both engines: pieces of a range keep the records one scan keeps --------------------------
+
+@pytest.mark.parametrize("case", sorted(p for p in LEADS_FORMATS.iterdir() if p.is_dir()) + [
+    FIXTURES / "cases/hdfs-openforwrite-after-interrupted-close/positive",
+    SEED_BUNDLES / "000-flink-hdfs-openforwrite-after-soft-lockup"], ids=lambda p: p.name)
+def test_pieces_cut_inside_records_merge_into_the_records_of_one_scan(case):
+    """What the Spark runner does (analyzers/spark/runner.py), without a JVM: a file scanned in
+    pieces of a few hundred bytes (cutting traces, tracebacks and kernel reports) merges into
+    exactly the lead records one scan of the file keeps."""
+    from analyzers import timestamps
+    from analyzers.scan import plan_ranges, scan_range
+    from analyzers.signatures import matcher_for, signatures_from_runbooks
+    from analyzers.spark.runner import merge_pieces
+
+    matcher = matcher_for(signatures_from_runbooks(runbook_metas()))
+    files = [p for p in case.rglob("*") if p.is_file() and p.name not in ("SOURCE.md", "expected.json")]
+    assert files
+    kept = 0
+    for f in files:
+        size = f.stat().st_size
+        whole = scan_range(f.name, str(f), 0, size, matcher, 1 << 20, timestamps.is_record_start)
+        for piece in (97, 300, 1024):
+            parts = [scan_range(f.name, str(f), s, e, matcher, 1 << 20, timestamps.is_record_start)
+                     for s, e in plan_ranges(size, piece)]
+            merged = merge_pieces(f.name, 0, parts)
+            assert merged.leads == whole.leads and merged.stops == whole.stops, (f, piece)
+        kept += len(whole.leads)
+    assert kept, "the case should have lead records"

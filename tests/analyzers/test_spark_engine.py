@@ -28,6 +28,8 @@ from tests.helpers import FIXTURES, ROOT, SEED_BUNDLES, bundle_cases, bundle_cop
 CASES = bundle_cases()
 # Collector outputs (issue 14): real ones, and a seed as `yarn logs` prints it.
 LAYOUT_CASES = sorted(p for p in (FIXTURES / "layouts").iterdir() if p.is_dir())
+# Leads (issue 12): records that cross range and piece ends must come back once, the same.
+LEADS_FORMAT_CASES = sorted(p for p in (FIXTURES / "leads-formats").iterdir() if p.is_dir())
 # The parts of a result that may differ between runs: wall-clock time and the engine's name.
 VOLATILE_STATS = ("seconds", "startup_seconds", "engine")
 
@@ -253,12 +255,13 @@ def test_spark_and_local_engines_agree(spark, case):
     for result in (small_ranges, resplit):
         assert result["findings"] == local["findings"]
         assert result["symptoms"] == local["symptoms"]
+        assert result["leads"] == local["leads"]
         assert _comparable(result) == local
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("layout", LAYOUT_CASES + ["yarn-logs-of-seed-000"],
-                         ids=[p.name for p in LAYOUT_CASES] + ["yarn-logs-of-seed-000"])
+@pytest.mark.parametrize("layout", LAYOUT_CASES + LEADS_FORMAT_CASES + ["yarn-logs-of-seed-000"],
+                         ids=[p.name for p in LAYOUT_CASES + LEADS_FORMAT_CASES] + ["yarn-logs-of-seed-000"])
 def test_spark_and_local_engines_agree_on_collector_outputs(spark, layout, tmp_path):
     from analyzers.engine import analyze_paths
     from analyzers.spark import SparkRangeRunner
@@ -273,7 +276,11 @@ def test_spark_and_local_engines_agree_on_collector_outputs(spark, layout, tmp_p
     local = _comparable(analyze_paths([str(bundle)], runbooks))
     spark_result = analyze_paths([str(bundle)], runbooks, engine="spark", range_bytes=4096,
                                  runner=SparkRangeRunner(spark, piece_bytes=8192))
-    assert _comparable(spark_result) == local
+    # Pieces smaller than a stack trace: a record starts in one piece and ends in the next.
+    tiny_pieces = analyze_paths([str(bundle)], runbooks, engine="spark",
+                                runner=SparkRangeRunner(spark, piece_bytes=300))
+    assert spark_result["leads"] == local["leads"] == tiny_pieces["leads"]
+    assert _comparable(spark_result) == local == _comparable(tiny_pieces)
     assert local["files"]
 
 
