@@ -120,7 +120,13 @@ class LeadCollector:
         if self.last_start <= abs_ls < self.covered_until:
             return                              # a later line of the record just kept
         start_abs, above, walked = abs_ls, [], le - ls + 1   # above: the record's lines over this one
-        if not starts_record(line, self.is_start):
+        starts = starts_record(line, self.is_start)
+        if starts and self._alone(data, le, line):
+            result.lead_lines += 1              # the common case, a one-line record: no walk either way
+            self.last_start, self.covered_until = abs_ls, abs_ls + walked
+            self._keep(data, ls, abs_base, lineno, [line], abs_ls, result)
+            return
+        if not starts:
             start_abs, above, offsets, walked = self._walk_up(data, ls, le, abs_base, line)
             if start_abs == self.last_start:
                 return
@@ -143,6 +149,17 @@ class LeadCollector:
         result.lead_lines += 1
         self.last_start, self.covered_until = start_abs, start_abs + size
         self._keep(data, ls, abs_base, lineno - len(above), lines, start_abs, result)
+
+    def _alone(self, data: bytes, le: int, line: str) -> bool:
+        """Is the next line, when this block holds all of it, no continuation of this one?
+        (False when it is, or when it is not in the block: the general path reads the file.)"""
+        nxt = data.find(b"\n", le + 1)
+        if nxt < 0:
+            return False
+        raw = data[le + 1:nxt]
+        if raw[:1] in (b" ", b"\t"):
+            return not raw.strip()
+        return not continues(raw.decode("utf-8", errors="replace").rstrip("\r"), line, self.is_start)
 
     def _walk_up(self, data: bytes, ls: int, le: int, abs_base: int,
                  line: str) -> tuple[int, list[str], list[int], int]:

@@ -232,3 +232,13 @@ def test_pieces_cut_inside_records_merge_into_the_records_of_one_scan(case):
             assert merged.leads == whole.leads and merged.stops == whole.stops, (f, piece)
         kept += len(whole.leads)
     assert kept, "the case should have lead records"
+
+
+def test_a_result_with_leads_and_a_baseline_fits_the_typed_result(tmp_path):
+    from analyzers.result import Result
+    from tests.analyzers.test_result_schema import problems
+
+    healthy, incident = _split_bundles(tmp_path)
+    result = analyze_paths([str(incident)], runbook_metas(), baseline=str(healthy))
+    assert result["leads"] and "baseline" in result
+    assert problems(result, Result) == []
