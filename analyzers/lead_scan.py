@@ -16,17 +16,20 @@ MAX_LEAD_KEYS template keys, each with its first record, count and last line.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from analyzers.lead_records import (MAX_RECORD_LINES, MAX_RECORD_SCAN, MAX_RECORD_TEXT, continues, headline,
                                     is_stop, kind_of, starts_record)
 from analyzers.template_key import message_part, template_key
 
-MAX_LEAD_LINES = 2000   # candidate lines a range looks at (like MAX_ERROR_LINES)
+MAX_LEAD_LINES = 1000   # candidate records a range looks at (half of MAX_ERROR_LINES: cost, scripts/bench.py)
 MAX_LEAD_KEYS = 500     # distinct templates a range keeps a record of
 MAX_STOPS = 50          # lines where a process said it stops, per range
 _LOOKBACK_BYTES = MAX_RECORD_SCAN + 4096
 _DIGITS_TO_ZERO = str.maketrans("123456789", "000000000")
+# Indented, non-blank lines (what continues() takes without looking further), each with its "\n".
+_INDENTED_RUN = re.compile(rb"(?:[ \t]+[^\s][^\n]*\n)*")
 
 
 @dataclass
@@ -94,25 +97,48 @@ class LeadCollector:
             yield begin + prev, raw[prev:pos - 1]
             pos = prev
 
-    def _below(self, data: bytes, le: int, abs_base: int):
-        """Raw complete lines after the line ending at le, within MAX_RECORD_SCAN bytes, lazily:
-        most records end at the next line."""
+    def _down(self, data: bytes, le: int, abs_base: int, lines: list, size: int) -> tuple[list, int]:
+        """The record's lines from the line ending at le on, and its bytes: continuation lines while
+        MAX_RECORD_LINES and MAX_RECORD_SCAN allow. Runs of indented lines (stack frames) are
+        matched in one regex step and kept as bytes, decoded only if the record is kept."""
         if le + 1 + MAX_RECORD_SCAN <= len(data):
             chunk, pos = data, le + 1
         else:
             fh = self._file()
             fh.seek(abs_base + le + 1)
             chunk, pos = fh.read(MAX_RECORD_SCAN), 0
-        end = pos + MAX_RECORD_SCAN
-        whole = len(chunk) < end                # the file ends inside: its last line is complete
-        while pos < min(end, len(chunk)):
+        end = min(pos + MAX_RECORD_SCAN, len(chunk))
+        whole = len(chunk) < pos + MAX_RECORD_SCAN      # the file ends inside: its last line is complete
+        prev = lines[-1]
+        while pos < end:
+            run = _INDENTED_RUN.match(chunk, pos, end).end()
+            if run > pos:
+                frames = chunk[pos:run - 1].split(b"\n")
+                if len(lines) + len(frames) > MAX_RECORD_LINES or size + run - pos > MAX_RECORD_SCAN:
+                    for raw in frames:                  # the record ends inside this run
+                        if len(lines) >= MAX_RECORD_LINES or size + len(raw) + 1 > MAX_RECORD_SCAN:
+                            return lines, size
+                        lines.append(raw)
+                        size += len(raw) + 1
+                    return lines, size
+                lines.extend(frames)
+                size += run - pos
+                pos, prev = run, frames[-1].decode("utf-8", errors="replace").rstrip("\r")
+                continue
             nl = chunk.find(b"\n", pos, end)
+            if nl < 0 and not whole:
+                break
+            raw = chunk[pos:nl if nl >= 0 else end]
+            text = raw.decode("utf-8", errors="replace").rstrip("\r")
+            if (len(lines) >= MAX_RECORD_LINES or size + len(raw) + 1 > MAX_RECORD_SCAN
+                    or not continues(text, prev, self.is_start)):
+                break
+            lines.append(text)
+            size += len(raw) + 1
             if nl < 0:
-                if whole:
-                    yield chunk[pos:min(end, len(chunk))]
-                return
-            yield chunk[pos:nl]
-            pos = nl + 1
+                break
+            pos, prev = nl + 1, text
+        return lines, size
 
     def add(self, data: bytes, ls: int, le: int, abs_base: int, lineno: int, line: str, result) -> None:
         """One candidate line (text `line`, line number `lineno` in the range, bytes data[ls:le])."""
@@ -135,17 +161,7 @@ class LeadCollector:
             if start_abs < self.range_start and any(
                     self.is_candidate(t) for t, off in zip(above, offsets) if off < self.range_start):
                 return
-        lines = above + [line]
-        size = walked
-        prev = line
-        for raw in self._below(data, le, abs_base):
-            text = raw.decode("utf-8", errors="replace").rstrip("\r")
-            size += len(raw) + 1
-            if len(lines) >= MAX_RECORD_LINES or size > MAX_RECORD_SCAN or not continues(text, prev, self.is_start):
-                size -= len(raw) + 1
-                break
-            lines.append(text)
-            prev = text
+        lines, size = self._down(data, le, abs_base, above + [line], walked)
         result.lead_lines += 1
         self.last_start, self.covered_until = start_abs, start_abs + size
         self._keep(data, ls, abs_base, lineno - len(above), lines, start_abs, result)
@@ -189,7 +205,7 @@ class LeadCollector:
             key, stop = known
         else:
             stop = is_stop(lines[0])
-            head = headline(lines)
+            head = headline([ln for ln in lines if isinstance(ln, str)])   # frames never head a record
             key = record_key(lines[0], head)
             if shape is not None:
                 if len(self._shapes) >= MAX_LEAD_KEYS * 4:
@@ -207,7 +223,8 @@ class LeadCollector:
             return
         if known is not None:
             head = headline(lines)
-        text = "\n".join(lines)
+        text = "\n".join(ln if isinstance(ln, str) else ln.decode("utf-8", errors="replace").rstrip("\r")
+                         for ln in lines)
         header = lines[0] if self.is_start(lines[0]) else self._header_above(data, ls, abs_base, start_abs)
         result.leads[key] = LeadRecord(first_lineno, len(lines), text[:MAX_RECORD_TEXT], head[:MAX_RECORD_TEXT],
                                        kind_of(text), header, 1, first_lineno)

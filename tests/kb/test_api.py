@@ -196,7 +196,11 @@ def test_the_openapi_document_describes_the_result_from_its_typed_classes(client
     result = schemas["AnalysisOut"]["properties"]["result"]
     assert {"$ref": "#/components/schemas/Result"} in result["anyOf"]
     assert set(schemas["Result"]["properties"]) == {"findings", "symptoms", "unmatched", "timeline", "versions",
-                                                    "config", "files", "skipped", "notes", "stats"}
+                                                    "config", "files", "skipped", "notes", "stats",
+                                                    "leads", "baseline"}
+    # Leads (issue 12) extend the result: not required, so stored results without them still fit.
+    assert not {"leads", "baseline"} & set(schemas["Result"]["required"])
+    assert schemas["Result"]["properties"]["leads"]["items"] == {"$ref": "#/components/schemas/Lead"}
     finding = schemas["Finding"]["properties"]
     assert finding["evidence"]["items"] == {"$ref": "#/components/schemas/Evidence"}
     assert finding["confidence"]["type"] == "number"
