@@ -78,6 +78,8 @@ def _time_in_line(line: str) -> str | None:
 
 def collect(by_file: dict[str, list], files: dict[str, Any], default_year: int | None) -> list[Candidate]:
     """One Candidate per (file, key): the first record, the file's count, the process's stop."""
+    if default_year is None:
+        default_year = _records_year(by_file)
     out = []
     for path in sorted(by_file):
         f = files[path]
@@ -102,6 +104,19 @@ def collect(by_file: dict[str, list], files: dict[str, Any], default_year: int |
                     first[k].stopped_at = f"{path}:{stop}"
         out.extend(first.values())
     return out
+
+
+def _records_year(by_file: dict[str, list]) -> int | None:
+    """The most common year of the records' own timestamps: syslog and klog lines have none, and
+    a bundle without matched lines gives the engine no year to lend them."""
+    years: dict[int, int] = defaultdict(int)
+    for rs in by_file.values():
+        for r in rs:
+            for rec in list(r.leads.values())[:50]:
+                header = timestamps.parse_header(rec.header, 0) if rec.header else None
+                if header and header.timestamp and header.timestamp[:4].isdigit() and header.timestamp[:4] != "0000":
+                    years[int(header.timestamp[:4])] += 1
+    return max(years, key=lambda y: (years[y], y)) if years else None
 
 
 def explained_keys(candidates: Iterable[Candidate], explained_lines: dict[str, set[int]],
