@@ -31,7 +31,10 @@ MAX_LEADS = 10
 DIED_WINDOW = 3           # the last records (distinct templates) before a stop count as "before it died"
 _KIND_SEVERITY = {"panic": 1.0, "kernel": 0.9, "exception": 0.8, "traceback": 0.8, "state": 0.7,
                   "error": 0.5, "stop": 0.4}
-_LEVEL_SEVERITY = {"FATAL": 1.0, "ERROR": 0.75, "WARN": 0.5, "INFO": 0.3, "DEBUG": 0.2, "TRACE": 0.2}
+# An exception or an error word weighs what its level says (ZooKeeper logs "KeeperException" at
+# INFO all day); a state change, a kernel report, a panic, a traceback or a stop speaks for itself.
+_LEVEL_FACTOR = {"FATAL": 1.0, "ERROR": 1.0, "WARN": 0.85, "INFO": 0.6, "DEBUG": 0.4, "TRACE": 0.4}
+_LEVEL_WEIGHED = ("exception", "error")
 WEIGHTS = {"severity": 0.30, "rarity": 0.30, "early": 0.20, "died": 0.15, "first_on_host": 0.05}
 
 
@@ -146,7 +149,7 @@ def rank(candidates: list[Candidate], explained: set[str], baseline: Baseline | 
     scored = []
     for g, template in groups:
         parts = {
-            "severity": max(_KIND_SEVERITY.get(g.kind, 0.5), _LEVEL_SEVERITY.get(g.level or "", 0.3)),
+            "severity": _severity(g),
             "rarity": 1.0 / (1.0 + math.log10(max(1, g.count))),
             "early": (1.0 - timed.index(g.timestamp) / max(1, len(timed) - 1)) if g.timestamp else 0.5,
             "died": 1.0 if g.stopped_at is not None else 0.0,
@@ -157,6 +160,13 @@ def rank(candidates: list[Candidate], explained: set[str], baseline: Baseline | 
     scored.sort(key=lambda s: (-s[0], s[1].timestamp or "9999", s[1].path, s[1].line))
     return [_lead(i + 1, g, template, reason, score)
             for i, (score, g, template, reason) in enumerate(scored[:MAX_LEADS])], len(dropped)
+
+
+def _severity(g: Candidate) -> float:
+    base = _KIND_SEVERITY.get(g.kind, 0.5)
+    if g.kind in _LEVEL_WEIGHED:
+        base *= _LEVEL_FACTOR.get(g.level or "", 0.85)
+    return base
 
 
 def _templates(kept: list[Candidate]) -> list[tuple[Candidate, str]]:
