@@ -30,8 +30,10 @@ _KINDS: list[tuple[str, str]] = [
                r"|Unable to handle kernel"
                r"|\bI/O error\b|EXT4-fs error|hung_task"),
     ("traceback", r"^Traceback \(most recent call last\):"),
-    ("exception", r"Exception in thread \"|\b[A-Z][\w$]*(?:Exception|Error)\b:"
-                  r"|\b(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)\b"),
+    # Exceptions after a blank or a delimiter (mid-line), or short names at a line start: a
+    # qualified name at a line start is the error pattern's already (signatures.ERROR_LINE).
+    ("exception", r"Exception in thread \"|(?:^|[\s:(\[=,'\"])[A-Z][\w$]*(?:Exception|Error)\b:"
+                  r"|[\s:(\[=,'\"](?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)\b"),
     ("state", r"(?:\bto|->|=>|State change:|\bstate(?: is)?:?|\bbecame|\bis now|\breported)"
               r" +(?:FAILED|FAILING|UNHEALTHY|LOST|SUSPENDED|KILLED|DEAD|UNAVAILABLE|OFFLINE)\b"),
     # Not "terminating": HDFS says "PacketResponder ... terminating" for every block.
