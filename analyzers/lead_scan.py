@@ -62,6 +62,8 @@ class LeadCollector:
         self.covered_until = -1             # ... and of the end of that record
         self._shapes: dict[str, tuple[str, bool]] = {}   # one-line record, digits as 0 -> (key, is a stop)
         self.range_start = 0                # file offset of the range's first line (set by scan_range)
+        self._stop_of: dict[str, bool] = {}   # template key -> does its record say the process stops
+        self._texts: list[str] = []
 
     def covers(self, abs_offset: int) -> bool:
         """Is the line at this file offset part of the record kept last?"""
@@ -134,6 +136,7 @@ class LeadCollector:
                     or not continues(text, prev, self.is_start)):
                 break
             lines.append(text)
+            self._texts.append(text)
             size += len(raw) + 1
             if nl < 0:
                 break
@@ -150,6 +153,7 @@ class LeadCollector:
         if starts and self._alone(data, le, line):
             result.lead_lines += 1              # the common case, a one-line record: no walk either way
             self.last_start, self.covered_until = abs_ls, abs_ls + walked
+            self._texts = [line]
             self._keep(data, ls, abs_base, lineno, [line], abs_ls, result)
             return
         if not starts:
@@ -161,6 +165,7 @@ class LeadCollector:
             if start_abs < self.range_start and any(
                     self.is_candidate(t) for t, off in zip(above, offsets) if off < self.range_start):
                 return
+        self._texts = above + [line]          # the record's decoded lines: what can head it
         lines, size = self._down(data, le, abs_base, above + [line], walked)
         result.lead_lines += 1
         self.last_start, self.covered_until = start_abs, start_abs + size
@@ -204,9 +209,11 @@ class LeadCollector:
         if known is not None:
             key, stop = known
         else:
-            stop = is_stop(lines[0])
-            head = headline([ln for ln in lines if isinstance(ln, str)])   # frames never head a record
+            head = headline(self._texts)        # frames (kept as bytes) never head a record
             key = record_key(lines[0], head)
+            stop = self._stop_of.get(key)
+            if stop is None:                    # the words that say "stop" are never the variable parts
+                stop = self._stop_of[key] = is_stop(lines[0])
             if shape is not None:
                 if len(self._shapes) >= MAX_LEAD_KEYS * 4:
                     self._shapes.clear()

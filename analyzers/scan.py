@@ -206,10 +206,11 @@ def _skip_line(f, pos: int) -> int:
 def _scan_block(data: bytes, base: int, line_no: int, result: RangeResult, matcher: Matcher,
                 headers: _HeaderFinder, leads: LeadCollector) -> None:
     prev_off, prev_line = 0, line_no
-    sampling = len(result.errors) < MAX_ERROR_LINES or result.lead_lines < MAX_LEAD_LINES
+    leading = result.lead_lines < MAX_LEAD_LINES
+    sampling = len(result.errors) < MAX_ERROR_LINES or leading
     last_lead = -1                       # a line both the error and the lead pattern match is one candidate
     last_ls, line = -1, ""
-    for idx, ls, le in matcher.candidates(data, errors=sampling):
+    for idx, ls, le in matcher.candidates(data, errors=sampling, leads=leading):
         key = matcher.signatures[idx].key
         if key == LEAD_KEY and (ls == last_lead or leads.covers(base + ls)):
             continue                         # already a candidate, or a line of the record just kept

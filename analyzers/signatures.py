@@ -104,6 +104,9 @@ class Matcher:
         self._lead_regexes = [self.regexes[i] for i in sorted(self._lead_ids)]
         self._db = self._compile(list(range(len(signatures)))) if hyperscan is not None else None
         self._db_no_errors = None   # compiled on first need: most bundles never fill the error sample
+        # ... and one without the lead patterns only, for ranges whose lead sample is full first.
+        self._no_lead_ids = [i for i in range(len(signatures)) if i not in self._lead_ids]
+        self._db_no_leads = None
 
     @property
     def engine(self) -> str:
@@ -120,12 +123,16 @@ class Matcher:
         )
         return db
 
-    def candidates(self, data: bytes, errors: bool = True) -> list[tuple[int, int, int]]:
+    def candidates(self, data: bytes, errors: bool = True, leads: bool = True) -> list[tuple[int, int, int]]:
+        """`errors`: the error and lead patterns too; `leads=False` leaves the lead patterns out
+        (a range whose lead sample is full, analyzers/lead_scan.py, still samples error lines)."""
         if self._db is None:
-            return self._candidates_python(data, errors)
+            return self._candidates_python(data, errors, leads)
         if not errors and self._db_no_errors is None:
             self._db_no_errors = self._compile(self._signature_ids)
-        db = self._db if errors else self._db_no_errors
+        if errors and not leads and self._db_no_leads is None:
+            self._db_no_leads = self._compile(self._no_lead_ids) if self._lead_ids else self._db
+        db = self._db_no_errors if not errors else self._db if leads else self._db_no_leads
         found: set[tuple[int, int]] = set()
         add = found.add
 
@@ -140,10 +147,10 @@ class Matcher:
         out.sort(key=lambda t: (t[1], t[0]))
         return out
 
-    def _candidates_python(self, data: bytes, errors: bool) -> list[tuple[int, int, int]]:
+    def _candidates_python(self, data: bytes, errors: bool, leads: bool = True) -> list[tuple[int, int, int]]:
         out = []
         pos = 0
-        ids = range(len(self.regexes)) if errors else self._signature_ids
+        ids = (range(len(self.regexes)) if leads else self._no_lead_ids) if errors else self._signature_ids
         for raw in data.split(b"\n"):
             line = raw.decode("utf-8", errors="replace")
             for idx in ids:
