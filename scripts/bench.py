@@ -22,6 +22,9 @@
    sprinkled seed bundles expect.
 4. Prints the calibration table on the fixture set (scripts/calibration.py):
    per confidence bin, mean predicted confidence against observed precision.
+5. Prints issue 12's leads figure: on the real incidents of tests/fixtures/leads,
+   how often the decisive line is among the first 5 leads (scripts/leads_eval.py;
+   target >= 90 %).
 
 Targets: local >= 100 MB/s on one core; the Spark engine's against ripgrep and
 the local engine: scripts/bench_spark.py.
@@ -809,11 +812,29 @@ def main(argv: list[str] | None = None) -> int:
             + (f"; the noise adds {', '.join(extra)}" if extra else ""))
         if missing:
             failures.append(f"{key}: {', '.join(missing)}")
+    _leads_row(row, failures)
 
     from scripts import calibration
 
     print("\n" + "\n".join(calibration.report(*calibration.measure())), flush=True)
     return 1 if failures else 0
+
+
+def _leads_row(row, failures: list[str]) -> None:
+    """Issue 12's accuracy figure: real incidents no runbook covers (tests/fixtures/leads),
+    decisive line among the first 5 leads (scripts/leads_eval.py)."""
+    from scripts.leads_eval import TARGET, evaluate, misses
+
+    hits, total, per_case = evaluate()
+    if not any(c.has_leads for c in per_case):
+        row(f"leads, {total} real incidents", "the result has no `leads` key yet (issue 12)")
+        return
+    met = hits >= TARGET * total
+    row(f"leads, {total} real incidents", f"decisive line in the first 5 for {hits}/{total} "
+        f"({100.0 * hits / total:.0f} %); target >= {TARGET:.0%}: {'MET' if met else 'MISSED'}")
+    if not met:
+        print(misses(per_case), flush=True)
+        failures.append(f"leads: {hits}/{total} in the first 5")
 
 
 def _leads_share_row(row, bundle: Path, master: str, runs: int) -> float:
