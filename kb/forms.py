@@ -163,3 +163,12 @@ class MemberAddForm(forms.Form):
 
 class MemberRoleForm(forms.Form):
     role = forms.ChoiceField(choices=Membership.Role.choices)
+
+
+class LeadDraftForm(forms.Form):
+    """A runbook drafted from a lead: its new library symptom and the runbook file, both editable."""
+
+    symptom = forms.CharField(strip=False, label="New library symptom (runbooks/symptoms/<id>.yaml)",
+                              widget=forms.Textarea(attrs={"spellcheck": "false", "class": "code-editor", "rows": 14}))
+    text = forms.CharField(strip=False, label="Runbook file (YAML front matter + Markdown; fill in the TODOs)",
+                           widget=forms.Textarea(attrs={"spellcheck": "false", "class": "code-editor", "rows": 36}))

@@ -272,3 +272,6 @@ LOGGING = {
     # `manage.py analyze` (one line on error, docs/contract.md); its lockout warnings stay.
     "loggers": {"axes.apps": {"level": "WARNING"}},
 }
+
+# Positive fixtures of runbooks drafted from a lead (kb/services/drafts.py): <dir>/<slug>/positive/...
+DRAFT_FIXTURES_DIR = Path(envstr("KB_DRAFT_FIXTURES_DIR", str(VAR_DIR / "draft-fixtures")))

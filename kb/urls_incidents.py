@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from kb.views import incidents
+from kb.views import drafts, incidents
 
 urlpatterns = [
     path("incidents/", incidents.incident_list, name="incident_list"),
@@ -12,4 +12,5 @@ urlpatterns = [
     path("incidents/<int:pk>/status/", incidents.incident_quick_status, name="incident_quick_status"),
     path("analyses/<int:pk>/", incidents.analysis_detail, name="analysis_detail"),
     path("analyses/<int:pk>/context/", incidents.analysis_context, name="analysis_context"),
+    path("analyses/<int:pk>/leads/<int:rank>/draft/", drafts.lead_draft_edit, name="lead_draft"),
 ]

@@ -8,6 +8,7 @@ import shutil
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from analyzers.engine import analyze_paths
 from analyzers.runbooks import parse_runbook, parse_symptom
@@ -78,3 +79,67 @@ def test_save_stores_a_runbook_of_the_team_that_reanalysis_names_as_the_finding(
     bundle = CASE / "hbase-master.log"
     result = analyze_paths([str(bundle)], [runbook.meta], engine="local")
     assert [f["runbook"] for f in result["findings"]] == [slug]
+
+
+# --- the web: "Draft a runbook" on a lead ------------------------------------------------------
+
+def test_each_lead_has_a_draft_button_and_it_opens_the_editor_prefilled(client, bob, incident, real_result):
+    analysis = make_analysis(incident=incident, user=bob, result=real_result)
+    client.force_login(bob)
+    page = client.get(reverse("analysis_detail", args=[analysis.pk])).content.decode()
+    url = reverse("lead_draft", args=[analysis.pk, 1])
+    assert f'href="{url}"' in page
+    editor = client.get(url)
+    assert editor.status_code == 200
+    html = editor.content.decode()
+    assert "TODO" in html and "hbase-" in html and "Save runbook" in html
+    assert "Failed to become active master" in html
+
+
+def test_only_the_team_admins_draft_and_another_team_sees_nothing(client, alice, mallory, incident, real_result):
+    analysis = make_analysis(incident=incident, user=alice, result=real_result)
+    url = reverse("lead_draft", args=[analysis.pk, 1])
+    client.force_login(alice)                     # a member, not an admin
+    assert client.get(url).status_code == 403
+    client.force_login(mallory)                   # another team's admin
+    assert client.get(url).status_code == 404
+    assert client.post(url, {"symptom": "x", "text": "y"}).status_code == 404
+    assert not Runbook.objects.exists() and not Symptom.objects.exists()
+
+
+def test_a_lead_that_does_not_exist_is_404(client, bob, incident, real_result):
+    analysis = make_analysis(incident=incident, user=bob, result=real_result)
+    client.force_login(bob)
+    assert client.get(reverse("lead_draft", args=[analysis.pk, 99])).status_code == 404
+
+
+def test_saving_an_invalid_draft_says_why_and_stores_nothing(client, bob, incident, real_result):
+    pytest.importorskip("kb.services.governance", reason="team runbooks arrive with the governance branch")
+    analysis = make_analysis(incident=incident, user=bob, result=real_result)
+    client.force_login(bob)
+    url = reverse("lead_draft", args=[analysis.pk, 1])
+    form = client.get(url).context["form"]
+    response = client.post(url, {"symptom": form.initial["symptom"],
+                                 "text": form.initial["text"].replace("severity: medium", "severity: dire")})
+    assert response.status_code == 400 and "severity" in response.content.decode()
+    assert not Runbook.objects.exists() and not Symptom.objects.exists()
+
+
+def test_saving_stores_the_team_runbook_and_its_fixture_which_export_writes_as_a_case(
+        client, bob, incident, real_result, settings, tmp_path):
+    pytest.importorskip("kb.services.governance", reason="team runbooks arrive with the governance branch")
+    settings.DRAFT_FIXTURES_DIR = tmp_path / "fixtures"
+    analysis = make_analysis(incident=incident, user=bob, result=real_result)
+    client.force_login(bob)
+    url = reverse("lead_draft", args=[analysis.pk, 1])
+    form = client.get(url).context["form"]
+    response = client.post(url, {"symptom": form.initial["symptom"], "text": form.initial["text"]})
+    assert response.status_code == 302
+    runbook = Runbook.objects.get(team=analysis.team)
+    call_command("export_runbooks", "--dir", str(tmp_path / "out"), "--slug", runbook.slug,
+                 "--fixtures", str(tmp_path / "cases"))
+    case = tmp_path / "cases" / runbook.slug / "positive"
+    assert f"incident {incident.pk}" in (case / "SOURCE.md").read_text()
+    logs = [p for p in case.rglob("*.log")]
+    assert logs and "Failed to become active master" in logs[0].read_text()
+    assert (tmp_path / "out" / f"{runbook.slug}.md").exists()

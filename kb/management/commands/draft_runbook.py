@@ -50,7 +50,8 @@ class Command(BaseCommand):
         if not user.memberships.filter(team=team).exists():
             raise CommandError(f"{user.get_username()} is not a member of {team.name}", returncode=2)
         try:
-            runbook = draft_save(draft=draft, team=team, author=user)
+            runbook = draft_save(analysis=analysis, rank=opts["lead_rank"], team=team, author=user,
+                                 runbook_text=draft.runbook_text, symptom_text=draft.symptom_text)
         except RunbookError as exc:
             raise CommandError(str(exc), returncode=2) from None
         return f"saved runbook {runbook.slug} of {team.name} (symptom {draft.symptom_id})"

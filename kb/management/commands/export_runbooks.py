@@ -4,6 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from kb.services.drafts import fixture_export
 from kb.services.export import runbook_export
 
 
@@ -17,9 +18,16 @@ class Command(BaseCommand):
             "--canonical", action="store_true",
             help="rebuild every file from the stored front matter (drops YAML comments)",
         )
+        parser.add_argument("--fixtures", metavar="CASES_DIR",
+                            help="also copy the positive fixtures of runbooks drafted from a lead to "
+                                 "CASES_DIR/<slug>/positive/ (as tests/fixtures/cases/)")
 
     def handle(self, *args: Any, **options: Any) -> str:
         written, symptoms = runbook_export(
             directory=options["dir"], slugs=options["slugs"], canonical=options["canonical"]
         )
-        return f"{len(written)} runbooks and {len(symptoms)} symptoms written to {options['dir']}"
+        said = f"{len(written)} runbooks and {len(symptoms)} symptoms written to {options['dir']}"
+        if options["fixtures"]:
+            copied = [p for p in (fixture_export(slug=path.stem, cases_dir=options["fixtures"]) for path in written) if p]
+            said += f"; {len(copied)} drafted fixtures to {options['fixtures']}"
+        return said
