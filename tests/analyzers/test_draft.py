@@ -125,3 +125,21 @@ def test_a_lead_of_a_real_bundle_drafts_a_runbook_that_becomes_its_finding(tmp_p
     after = analyze_paths([str(bundle)], [*metas, runbook.meta], engine="local")
     assert [f["runbook"] for f in after["findings"]] == [draft.slug]
     assert lead["text"] not in [ld["text"] for ld in after["leads"]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(p for p in LEADS.iterdir() if p.is_dir()), ids=lambda p: p.name)
+def test_the_top_lead_of_every_real_incident_drafts_a_runbook_that_finds_it(case, tmp_path):
+    bundle = tmp_path / "bundle"
+    shutil.copytree(case, bundle, ignore=shutil.ignore_patterns("SOURCE.md", "expected.json"))
+    metas = runbook_metas()
+    before = analyze_paths([str(bundle)], metas, engine="local")
+    if not before["leads"]:     # the leads engine's own misses, listed with their reason
+        assert case.name in (LEADS / "MISSES.md").read_text(encoding="utf-8")
+        return
+    lead = before["leads"][0]
+    draft = draft_runbook(lead, incident=case.name, taken={m["slug"] for m in metas})
+    library = {draft.symptom_id: parse_symptom(draft.symptom_text, "s.yaml", draft.symptom_id)}
+    runbook = parse_runbook(draft.runbook_text, f"{draft.slug}.md", draft.slug, library=library)
+    after = analyze_paths([str(bundle)], [*metas, runbook.meta], engine="local")
+    assert draft.slug in [f["runbook"] for f in after["findings"]]
