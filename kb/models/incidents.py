@@ -96,6 +96,10 @@ class Analysis(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
+    # Issue 12: a team member marks an analysis of a healthy cluster; a later analysis of the team
+    # may take it as its baseline (its templates drop out of leads and unmatched lines).
+    healthy = models.BooleanField(default=False)
+    baseline = models.ForeignKey("self", models.SET_NULL, null=True, blank=True, related_name="baseline_of")
 
     class Meta:
         ordering = ["-created"]

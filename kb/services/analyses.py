@@ -82,10 +82,11 @@ def analysis_upload(*, user, uploaded_file: UploadedFile, incident: Incident | N
         return analysis_start(bundle=bundle)
 
 
-def analysis_start(*, bundle: Bundle) -> Analysis:
-    """A queued analysis of `bundle`; its task is sent once the transaction commits."""
+def analysis_start(*, bundle: Bundle, baseline: Analysis | None = None) -> Analysis:
+    """A queued analysis of `bundle` (against the bundle of healthy analysis `baseline`, of the
+    same team: kb.services.baselines checks); its task is sent once the transaction commits."""
     with transaction.atomic():
-        analysis = Analysis.objects.create(team_id=bundle.team_id, bundle=bundle)
+        analysis = Analysis.objects.create(team_id=bundle.team_id, bundle=bundle, baseline=baseline)
         transaction.on_commit(partial(analysis_enqueue, analysis_id=analysis.id))
     return analysis
 
@@ -143,7 +144,7 @@ def analysis_run(*, analysis_id: int, owner: str) -> bool:
     if not analysis_claim(analysis_id=analysis_id, owner=owner):
         log.info("analysis %s: not claimed by %s (another delivery holds or finished it)", analysis_id, owner)
         return False
-    analysis = Analysis.objects.select_related("bundle").get(id=analysis_id)
+    analysis = Analysis.objects.select_related("bundle", "baseline__bundle").get(id=analysis_id)
     runbooks = list(Runbook.objects.order_by("slug").values_list("meta", flat=True))
     if not runbooks:
         analysis_fail(analysis_id=analysis_id, owner=owner,
@@ -195,9 +196,23 @@ def _analyze(analysis: Analysis, runbooks, runner: Runner, progress: _Progress, 
     staged = stage_logs([str(source)], str(workdir), limits, label=source.name)
     result = analyze_staged(staged, runbooks, engine=runner.engine, limits=limits, runner=runner.run,
                             range_bytes=runner.range_bytes, started=t0, startup_seconds=runner.startup_seconds,
-                            progress=progress)
+                            progress=progress, baseline=_baseline(analysis, runbooks, runner, limits))
     staged_manifest_write(bundle=analysis.bundle, analysis_id=analysis.id, files=staged.files)
     return result
+
+
+def _baseline(analysis: Analysis, runbooks, runner: Runner, limits):
+    """The templates of the baseline analysis's bundle (same team: checked when it was chosen,
+    and again here), or None. Named in the result by the baseline's upload name, never its path."""
+    base = analysis.baseline
+    if base is None or base.team_id != analysis.team_id:
+        return None
+    from analyzers.baseline import baseline_of
+    from analyzers.leads import Baseline
+
+    found = baseline_of([base.bundle.stored_path], runbooks, limits=limits, runner=runner.run,
+                        range_bytes=runner.range_bytes)
+    return Baseline(path=f"analysis {base.pk} ({base.bundle.original_name})", templates=found.templates)
 
 
 def _input_link(stored: Path, directory: Path, label: str) -> Path:

@@ -19,6 +19,7 @@ from kb.forms import IncidentCreateForm, IncidentFilterForm, IncidentUpdateForm
 from kb.models import Analysis, Incident
 from kb.selectors.incidents import user_teams
 from kb.selectors.report import analysis_report, parse_zoom
+from kb.services.baselines import healthy_choices
 from kb.views.pipeline import progress_context
 
 LIST_LIMIT = 200
@@ -137,6 +138,7 @@ def analysis_detail(request: HttpRequest, pk: int) -> HttpResponse:
     ctx = {
         **progress_context(analysis), "incident": analysis.bundle.incident, "bundle": analysis.bundle,
         "report": analysis_report(analysis=analysis, zoom=_zoom(request)) if done else None,
+        "healthy_choices": healthy_choices(analysis=analysis) if done else [],
     }
     return render(request, "kb/analysis_detail.html", ctx)
 
