@@ -122,6 +122,7 @@ class BundleUploadForm(forms.Form):
         help_text="An archive (.zip, .tar, .tar.gz, .tgz, .tar.bz2, .tar.xz, .gz), a log file, several "
                   "files, or a folder dropped here: several become one bundle of several hosts.",
     )
+    healthy = forms.BooleanField(required=False)   # the incident's "healthy" slot: a baseline (issue 12)
 
 
 class AnnotationForm(forms.Form):

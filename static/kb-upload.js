@@ -103,6 +103,8 @@
     var body = new FormData();
     body.append("csrfmiddlewaretoken", form.querySelector("[name=csrfmiddlewaretoken]").value);
     files.forEach(function (f) { body.append(input.name, f.file); body.append("path", f.path); });
+    var healthy = form.querySelector("[name=healthy]");
+    if (healthy && healthy.checked) { body.append("healthy", "on"); }
 
     var xhr = new XMLHttpRequest();
     xhr.open("POST", form.action);

@@ -71,7 +71,7 @@ def error_summary(exc: BaseException) -> str:
 
 
 def analysis_upload(*, user, uploaded_file: UploadedFile, incident: Incident | None = None,
-                    team: Team | None = None) -> Analysis:
+                    team: Team | None = None, healthy: bool = False) -> Analysis:
     """Store an upload and queue its analysis, in one transaction: on `incident`,
     or (without one) on a new incident of `team` titled after the file. The web
     form and the API both come here."""
@@ -79,14 +79,14 @@ def analysis_upload(*, user, uploaded_file: UploadedFile, incident: Incident | N
         if incident is None:
             incident = bundle_incident_for_upload(user=user, team=team, name=uploaded_file.name)
         bundle = bundle_store(incident=incident, user=user, uploaded_file=uploaded_file)
-        return analysis_start(bundle=bundle)
+        return analysis_start(bundle=bundle, healthy=healthy)
 
 
-def analysis_start(*, bundle: Bundle, baseline: Analysis | None = None) -> Analysis:
+def analysis_start(*, bundle: Bundle, baseline: Analysis | None = None, healthy: bool = False) -> Analysis:
     """A queued analysis of `bundle` (against the bundle of healthy analysis `baseline`, of the
     same team: kb.services.baselines checks); its task is sent once the transaction commits."""
     with transaction.atomic():
-        analysis = Analysis.objects.create(team_id=bundle.team_id, bundle=bundle, baseline=baseline)
+        analysis = Analysis.objects.create(team_id=bundle.team_id, bundle=bundle, baseline=baseline, healthy=healthy)
         transaction.on_commit(partial(analysis_enqueue, analysis_id=analysis.id))
     return analysis
 

@@ -34,7 +34,7 @@ def analysis_mark_healthy(*, analysis: Analysis, user: Any, healthy: bool = True
 
 def healthy_choices(*, analysis: Analysis) -> list[Analysis]:
     """The team's healthy analyses another analysis may take as its baseline."""
-    return list(Analysis.objects.filter(team_id=analysis.team_id, healthy=True)
+    return list(Analysis.objects.filter(team_id=analysis.team_id, healthy=True, status=Analysis.Status.DONE)
                 .exclude(bundle_id=analysis.bundle_id).select_related("bundle__incident"))
 
 
@@ -44,7 +44,7 @@ def analysis_reanalyze_with_baseline(*, analysis: Analysis, baseline: Analysis, 
         raise PermissionDenied("Only the team's members re-analyse its incidents.")
     if baseline.team_id != analysis.team_id:
         raise BaselineError("another team's analysis is never a baseline")
-    if not baseline.healthy:
-        raise BaselineError(f"analysis {baseline.pk} is not marked healthy")
+    if not baseline.healthy or baseline.status != Analysis.Status.DONE:
+        raise BaselineError(f"analysis {baseline.pk} is not a finished analysis marked healthy")
     new = analysis_start(bundle=analysis.bundle, baseline=baseline)
     return new

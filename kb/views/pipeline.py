@@ -42,7 +42,8 @@ def incident_upload(request: HttpRequest, incident_id: int) -> HttpResponse:
         refusal = upload_refusal(request)
         if not refusal and form.is_valid():
             uploaded = upload_as_one(files=form.cleaned_data["file"], paths=request.POST.getlist("path"))
-            analysis = analyses.analysis_upload(incident=incident, user=request.user, uploaded_file=uploaded)
+            analysis = analyses.analysis_upload(incident=incident, user=request.user, uploaded_file=uploaded,
+                                                healthy=form.cleaned_data["healthy"])
             page = _progress_page(incident, analysis)
             if _is_xhr(request):
                 return JsonResponse({"analysis": analysis.id, "redirect": page})

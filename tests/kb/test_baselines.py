@@ -113,3 +113,19 @@ def test_the_page_offers_the_teams_healthy_analyses_and_reanalyses_with_one(inci
     response = client.post(reverse("analysis_reanalyze_baseline", args=[ours.pk]), {"baseline": healthy.pk})
     new = Analysis.objects.get(baseline=healthy)
     assert response.status_code == 302 and response["Location"] == reverse("analysis_detail", args=[new.pk])
+
+
+def test_an_upload_to_the_healthy_slot_is_a_baseline_once_analysed(client, alice, incident, bundles, synced,
+                                                                   no_broker):
+    client.force_login(alice)
+    response = client.post(reverse("incident_upload", args=[incident.pk]),
+                           {"file": SimpleUploadedFile("hbase-master.log", HBASE.read_bytes()), "healthy": "on"})
+    assert response.status_code == 302
+    calm = Analysis.objects.get()
+    assert calm.healthy and calm.status == "queued"
+    ours = _analysed(incident, "bundle.tgz", _tar(HBASE, ZOOKEEPER))
+    with pytest.raises(BaselineError, match="finished"):     # not analysed yet: not offered, refused
+        analysis_reanalyze_with_baseline(analysis=ours, baseline=calm, user=alice)
+    assert analysis_run(analysis_id=calm.id, owner="h:4:t")
+    page = client.get(reverse("analysis_detail", args=[ours.pk])).content.decode()
+    assert f'<option value="{calm.pk}">' in page
