@@ -2,8 +2,7 @@
 (tests/fixtures/leads/hbase-master-npe-waiting-for-meta, provenance in its SOURCE.md), staged and
 analysed by the real engine over the shipped runbooks as the pipeline does; its top lead's
 "Draft a runbook" button opens the editor pre-filled with the lead's line as a symptom and a
-runbook of the team; saving it (governance's team runbooks) makes it the finding of a fresh
-analysis of the same bundle over the team's catalog."""
+runbook of the team. Saving and re-analysing through the real pipeline: test_lead_draft_e2e.py."""
 
 from __future__ import annotations
 
@@ -78,17 +77,3 @@ def test_the_top_lead_drafts_a_runbook_in_the_editor(live_server, page, admin):
     expect(symptom).to_contain_text("Failed to become active master")
     expect(page.locator("textarea[name=text]")).to_contain_text("TODO")
 
-
-def test_the_saved_draft_is_the_finding_of_a_fresh_analysis(live_server, page, admin):
-    pytest.importorskip("kb.services.governance", reason="team runbooks arrive with the governance branch")
-    from analyzers.engine import analyze_staged
-    from kb.models import Runbook
-
-    analysis, _, staged = _analysis_of_the_case(admin)
-    login(page, live_server.url, "oncall", PASSWORD)
-    page.goto(f"{live_server.url}/analyses/{analysis.pk}/leads/1/draft/")
-    page.get_by_role("button", name="Save runbook").click()
-    expect(page.locator("h1")).not_to_have_text("Draft a runbook from lead 1")
-    runbook = Runbook.objects.get(team=analysis.team)
-    again = analyze_staged(staged, [*runbook_metas(), runbook.meta])
-    assert again["findings"][0]["runbook"] == runbook.slug
