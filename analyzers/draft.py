@@ -56,6 +56,14 @@ _KINDS: tuple[tuple[str, str, str, str], ...] = (
      r"\d+(?:\.\d+)? ?(?:ns|us|ms|millis|milliseconds|seconds|secs|sec|s|minutes|min|m|hours|h)", "str"),
     ("number", r"(?<![\w])-?\d+(?:\.\d+)?(?![\w])", r"-?\d+(?:\.\d+)?", "float"),
 )
+# What an example in the library shows for a value of the incident: the library is every team's,
+# the incident's hosts, paths and ids are its team's (the draft runbook, seen by the team until
+# published, and its fixture keep the real line). Each matches its kind's pattern above.
+_NEUTRAL = {"uuid": "00000000-0000-0000-0000-000000000000", "container": "container_e01_1000000000000_0001_01_000001",
+            "attempt": "appattempt_1000000000000_0001_000001", "application": "application_1000000000000_0001",
+            "job": "job_1000000000000_0001", "block": "blk_1073741825_1001", "time": "2000-01-01T00:00:00.000",
+            "url": "hdfs://namenode.example:8020/path", "address": "host.example/192.0.2.1:9092", "ip": "192.0.2.1",
+            "host": "host.example:8020", "path": "/path/to/file", "hex": "0xdeadbeef"}
 _FOUND = re.compile("|".join(f"(?P<{kind}>{found})" for kind, found, _, _ in _KINDS))
 _ACCEPT = {kind: (accept, typ) for kind, _, accept, typ in _KINDS}
 _SPACE = re.compile(r"\s+")
@@ -70,6 +78,7 @@ class Generalised:
     pattern: str
     captures: dict[str, str]       # capture name -> type (runbooks/README.md "Capture types")
     example: str                   # the message the pattern was made from
+    neutral: str                   # the same with its hosts, paths, ids and times replaced (_NEUTRAL)
 
 
 def generalise(line: str, others: Iterable[str] = ()) -> Generalised:
@@ -77,9 +86,11 @@ def generalise(line: str, others: Iterable[str] = ()) -> Generalised:
     message = _cut(message_part(line))
     pieces: list[str] = []
     captures: dict[str, str] = {}
+    neutral: list[str] = []
     at = 0
     for m in _FOUND.finditer(message):
         pieces.append(_literal(message[at:m.start()]))
+        neutral += [message[at:m.start()], _NEUTRAL.get(m.lastgroup, m.group())]
         kind = m.lastgroup
         accept, typ = _ACCEPT[kind]
         name = kind if kind not in captures else f"{kind}_{sum(1 for n in captures if n.split('_')[0] == kind) + 1}"
@@ -87,7 +98,8 @@ def generalise(line: str, others: Iterable[str] = ()) -> Generalised:
         pieces.append(f"(?P<{name}>{accept})")
         at = m.end()
     pieces.append(_literal(message[at:]))
-    lines = [line, *others]
+    neutral.append(message[at:])
+    lines = [line, *others, "".join(neutral)]
     # Records of one template may end differently (a cut line, an optional tail): the pattern
     # keeps the longest head of the line that every record has.
     for end in range(len(pieces), 0, -1):
@@ -98,7 +110,7 @@ def generalise(line: str, others: Iterable[str] = ()) -> Generalised:
         pattern, kept = _renumbered(_from_first_literal(pieces, dict(captures)), captures)
     pattern = pattern[:-3] if pattern.endswith(r"\s+") else pattern
     _check(pattern, kept, lines)
-    return Generalised(pattern, kept, message)
+    return Generalised(pattern, kept, message, "".join(neutral))
 
 
 def _renumbered(pattern: str, captures: dict[str, str]) -> tuple[str, dict[str, str]]:
@@ -211,12 +223,14 @@ def draft_runbook(lead: dict[str, Any], *, incident: str, taken: Iterable[str] =
     slug = draft_slug(comp, lead.get("template") or headline, taken)
     symptom_id = draft_slug(comp, lead.get("template") or headline, taken_symptoms)
     level = _level(lead)
-    symptom = {"id": symptom_id, "title": _title(general.example, 200), "patterns": [general.pattern],
+    # The library is every team's: its example is the line with neutral values, its source says
+    # no more than where it came from in kind (the runbook and its fixture name the incident).
+    symptom = {"id": symptom_id, "title": _title(general.neutral, 200), "patterns": [general.pattern],
                "captures": general.captures, **({"level": level} if level else {}),
-               "examples": [headline], "sources": [f"{incident}: {lead.get('path')}:{lead.get('line')} (lead {lead.get('rank')})"]}
+               "examples": [general.neutral], "sources": [f"drafted from a lead of an incident (runbook {slug})"]}
     symptom_text = dump_symptom(symptom)
     library = {symptom_id: parse_symptom(symptom_text, f"runbooks/symptoms/{symptom_id}.yaml", symptom_id)}
-    meta = {"slug": slug, "title": _title(general.example, 100),
+    meta = {"slug": slug, "title": _title(general.neutral, 100),
             "summary": f"{TODO}: the root cause, in 1-3 sentences (drafted from {incident}).",
             "components": [comp], "severity": "medium",
             "symptoms": [{"id": symptom_id, "role": "required", "weight": 0.6}],

@@ -91,6 +91,14 @@ def test_the_pattern_matches_the_other_records_of_the_lead_template_not_other_li
     assert len({compiled.search(ln).group(varying) for ln in [line, *same]}) > 1, g.pattern
 
 
+def test_the_library_example_keeps_the_wording_and_drops_the_incidents_hosts_and_addresses():
+    path = FIXTURES / "cases" / "kafka-advertised-listeners-unreachable/near-miss/ambari-m1/kafka-service-check.log"
+    line = next(ln for ln in path.read_text(encoding="utf-8").splitlines() if "Connection to node" in ln)
+    g = generalise(line)
+    assert "192.168.25." not in g.neutral and "bigdata.local" not in g.neutral
+    assert "could not be established" in g.neutral and re.search(g.pattern, g.neutral)
+
+
 def test_a_record_the_pattern_cannot_match_is_refused_with_the_line():
     line = first_line("hbase-master-npe-waiting-for-meta", "hbase-master.log", "Failed to become active master")
     with pytest.raises(DraftError, match="does not match"):
