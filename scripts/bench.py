@@ -17,11 +17,14 @@
    - peak RSS of the analyzing process for each --rss-mb size (local engine),
      and of the Spark driver plus its JVM and Python workers;
    - `grep -E -c` with every signature (as POSIX ERE, one alternation) over
-     the same files, for a baseline.
+     the same files, for a baseline;
+   - the leads' share of the local analysis (issue 12): CPU time with leads
+     against the same analysis without them, best of --catalog-runs
+     (`--leads-only` prints just that row).
 3. Checks that the findings on each generated bundle include the runbooks the
    sprinkled seed bundles expect.
 
-Targets: local >= 100 MB/s on one core; spark >= 150 MB/s on 2 cores.
+Targets: local >= 100 MB/s on one core; spark >= 150 MB/s on 2 cores; leads <= 10 % of the analysis.
 """
 
 from __future__ import annotations
