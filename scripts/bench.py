@@ -17,7 +17,10 @@
    - peak RSS of the analyzing process for each --rss-mb size (local engine),
      and of the Spark driver plus its JVM and Python workers;
    - `grep -E -c` with every signature (as POSIX ERE, one alternation) over
-     the same files, for a baseline.
+     the same files, for a baseline;
+   - the leads' share of the local analysis (issue 12): CPU time with leads
+     against the same analysis without them, best of --catalog-runs
+     (`--leads-only` prints just that row).
 3. Checks that the findings on each generated bundle include the runbooks the
    sprinkled seed bundles expect.
 4. Prints the calibration table on the fixture set (scripts/calibration.py):
@@ -26,8 +29,8 @@
    how often the decisive line is among the first 5 leads (scripts/leads_eval.py;
    target >= 90 %).
 
-Targets: local >= 100 MB/s on one core; the Spark engine's against ripgrep and
-the local engine: scripts/bench_spark.py.
+Targets: local >= 100 MB/s on one core; leads <= 10 % of the analysis; the Spark
+engine's against ripgrep and the local engine: scripts/bench_spark.py.
 """
 
 from __future__ import annotations
