@@ -162,8 +162,11 @@ class _Anchors:
         return item
 
 
-def _titles(result: dict[str, Any]) -> tuple[dict[str, str], dict[str, str], set[frozenset[str]]]:
-    """Symptom titles, runbook titles and look-alike pairs for the slugs the result names."""
+def _titles(result: dict[str, Any], team_id: int) -> tuple[dict[str, str], dict[str, str], set[frozenset[str]]]:
+    """Symptom titles, runbook titles and look-alike pairs for the slugs the result
+    names, as the analysis's team sees those runbooks."""
+    from kb.selectors.catalog import runbook_catalog
+
     symptoms = {s["id"]: s.get("title") or s["id"] for s in result.get("symptoms") or []}
     ids = {e.get("symptom") for e in result.get("timeline") or []} - set(symptoms) - {None}
     symptoms.update(dict(Symptom.objects.filter(id__in=ids).values_list("id", "title")))
@@ -172,7 +175,7 @@ def _titles(result: dict[str, Any]) -> tuple[dict[str, str], dict[str, str], set
         slugs.update(s.get("candidate_runbooks") or [])
     runbooks: dict[str, str] = {}
     related: set[frozenset[str]] = set()
-    for slug, title, meta in Runbook.objects.filter(slug__in=slugs).values_list("slug", "title", "meta"):
+    for slug, title, meta in runbook_catalog(team=team_id).filter(slug__in=slugs).values_list("slug", "title", "meta"):
         runbooks[slug] = title
         for d in (meta or {}).get("differential") or []:
             if isinstance(d, dict) and d.get("slug"):
@@ -185,7 +188,7 @@ def analysis_report(*, analysis: Analysis) -> dict[str, Any]:
     """Everything the analysis partial shows for a done analysis."""
     result = analysis.result or {}
     findings_in = result.get("findings") or []
-    symptom_titles, runbook_titles, related = _titles(result)
+    symptom_titles, runbook_titles, related = _titles(result, analysis.team_id)
     colours = finding_colours(findings_in)
     roles = host_roles(result.get("files") or [])
     anchors = _Anchors()

@@ -6,24 +6,30 @@ from typing import Any
 
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 
-from kb.models import Runbook, RunbookRevision, RunbookSymptom
+from kb.models import Runbook, RunbookRevision, RunbookSymptom, Team
 from kb.models.runbooks import SEVERITY_ORDER
+from kb.selectors.catalog import runbook_catalog
 from kb.lib.markdown import markdown_render
 from kb.lib.revisions import DiffLine, revision_diff
 
 FIX_KIND_LABELS = {"diagnosis": "Diagnose", "mitigation": "Mitigate now", "permanent": "Permanent fix"}
 
 
-def runbook_list(*, component: str = "", severity: str = "") -> QuerySet[Runbook]:
-    """Runbooks, most severe first; filtered by a whole component token and a severity."""
-    qs = Runbook.objects.all()
-    if component:
-        qs = qs.filter(
-            Q(components=component)
-            | Q(components__startswith=f"{component},")
-            | Q(components__endswith=f",{component}")
-            | Q(components__contains=f",{component},")
-        )
+def with_component(qs: QuerySet[Runbook], component: str) -> QuerySet[Runbook]:
+    """The rows of `qs` whose components include the whole token `component` (all when empty)."""
+    if not component:
+        return qs
+    return qs.filter(
+        Q(components=component)
+        | Q(components__startswith=f"{component},")
+        | Q(components__endswith=f",{component}")
+        | Q(components__contains=f",{component},")
+    )
+
+
+def runbook_list(*, team: Team | None, component: str = "", severity: str = "") -> QuerySet[Runbook]:
+    """The runbooks `team` sees, most severe first; filtered by a whole component token and a severity."""
+    qs = with_component(runbook_catalog(team=team), component)
     if severity:
         qs = qs.filter(severity=severity)
     rank = Case(
@@ -33,15 +39,18 @@ def runbook_list(*, component: str = "", severity: str = "") -> QuerySet[Runbook
     return qs.annotate(severity_rank=rank).order_by("severity_rank", "slug")
 
 
-def runbook_recent(*, limit: int = 10) -> QuerySet[Runbook]:
-    return Runbook.objects.order_by("-updated", "slug")[:limit]
+def runbook_recent(*, team: Team | None, limit: int = 10) -> QuerySet[Runbook]:
+    return runbook_catalog(team=team).order_by("-updated", "slug")[:limit]
 
 
 
-def runbook_detail(*, runbook: Runbook) -> dict[str, Any]:
-    """Everything the detail page shows besides the row itself."""
+def runbook_detail(*, runbook: Runbook, team: Team | None) -> dict[str, Any]:
+    """Everything the detail page shows besides the row itself; other runbooks
+    only as far as `team` sees them."""
+    catalog = runbook_catalog(team=team)
     uses = list(runbook.symptom_uses.select_related("symptom"))
-    shared = RunbookSymptom.objects.filter(symptom_id__in=[u.symptom_id for u in uses]).exclude(
+    shared = RunbookSymptom.objects.filter(symptom_id__in=[u.symptom_id for u in uses],
+                                           runbook__in=catalog).exclude(
         runbook=runbook
     ).select_related("runbook").order_by("runbook__slug")
     others: dict[str, list[RunbookSymptom]] = {}
@@ -52,7 +61,7 @@ def runbook_detail(*, runbook: Runbook) -> dict[str, Any]:
         {"kind": kind, "label": label, "fixes": [f for f in fixes if f.kind == kind]}
         for kind, label in FIX_KIND_LABELS.items()
     ]
-    slugs = set(Runbook.objects.filter(
+    slugs = set(catalog.filter(
         slug__in=[d["slug"] for d in runbook.meta.get("differential") or []]
     ).values_list("slug", flat=True))
     return {

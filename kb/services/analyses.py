@@ -30,7 +30,8 @@ from django.utils import timezone
 
 from analyzers.model import BundleError
 from analyzers.staging import stage_logs
-from kb.models import Analysis, Bundle, Finding, Incident, Runbook, Team
+from kb.models import Analysis, Bundle, Finding, Incident, Team
+from kb.selectors.catalog import catalog_metas
 from kb.services.bundles import bundle_incident_for_upload, bundle_limits, bundle_store, safe_label
 from kb.services.staged import staged_dir, staged_manifest_write
 from kb.services.leases import (
@@ -143,7 +144,8 @@ def analysis_run(*, analysis_id: int, owner: str) -> bool:
         log.info("analysis %s: not claimed by %s (another delivery holds or finished it)", analysis_id, owner)
         return False
     analysis = Analysis.objects.select_related("bundle").get(id=analysis_id)
-    runbooks = list(Runbook.objects.order_by("slug").values_list("meta", flat=True))
+    # The catalog as the analysis's team sees it: shipped, its overlays, its own and published runbooks.
+    runbooks = catalog_metas(team=analysis.team_id)
     if not runbooks:
         analysis_fail(analysis_id=analysis_id, owner=owner,
                       error="no runbooks are loaded (run `python manage.py sync_runbooks`)")

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analyzers.engine import analyze_text
-from kb.models import Runbook
+from kb.models import Runbook, Team
+from kb.selectors.catalog import runbook_catalog
 
 # Points for a word found in each field: a title hit outranks a body mention.
 FIELD_WEIGHTS = {"slug": 4, "title": 5, "symptoms": 3, "knobs": 3, "summary": 2, "body": 1}
@@ -35,7 +36,7 @@ def _haystacks(runbook: Runbook) -> dict[str, str]:
     }
 
 
-def runbook_search_words(*, q: str, limit: int = 50) -> list[WordHit]:
+def runbook_search_words(*, q: str, team: Team | None, limit: int = 50) -> list[WordHit]:
     """Rank runbooks by where the words of q occur. Runbooks matching more of
     the words come first, then the higher score. Case-insensitive substring
     matching in Python: the catalog is small and this works on every database."""
@@ -43,7 +44,7 @@ def runbook_search_words(*, q: str, limit: int = 50) -> list[WordHit]:
     if not words:
         return []
     hits = []
-    for runbook in Runbook.objects.all():
+    for runbook in runbook_catalog(team=team):
         stacks = {name: text.lower() for name, text in _haystacks(runbook).items()}
         score, matched, fields = 0, 0, set()
         for word in words:
@@ -58,8 +59,8 @@ def runbook_search_words(*, q: str, limit: int = 50) -> list[WordHit]:
     return hits[:limit]
 
 
-def runbook_search_log(*, text: str) -> dict[str, Any]:
-    """Match a pasted log excerpt against every runbook's signatures.
+def runbook_search_log(*, text: str, team: Team | None) -> dict[str, Any]:
+    """Match a pasted log excerpt against the signatures of every runbook `team` sees.
 
     Returns the engine result (docs/contract.md §2) with Runbook rows
     attached for the page: findings[i]["runbook_obj"]; for each symptom its
@@ -67,7 +68,7 @@ def runbook_search_log(*, text: str) -> dict[str, Any]:
     "candidates" (possible causes that the excerpt alone cannot confirm).
     """
     text = (text or "")[:MAX_LOG_CHARS].replace("\r\n", "\n")
-    runbooks = {r.slug: r for r in Runbook.objects.all()}
+    runbooks = {r.slug: r for r in runbook_catalog(team=team).order_by("slug")}
     result = analyze_text(text, [r.meta for r in runbooks.values()])
     result["engine"] = result["stats"]["engine"]
     for finding in result["findings"]:

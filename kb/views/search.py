@@ -5,6 +5,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from kb.forms import LogSearchForm, WordSearchForm
+from kb.selectors.catalog import viewer_team
 from kb.services.search import runbook_search_log, runbook_search_words
 
 
@@ -17,8 +18,9 @@ def search(request: HttpRequest) -> HttpResponse:
     ctx = {"word_form": word_form, "log_form": log_form, "q": "", "hits": None, "log_result": None}
     if request.method == "POST":
         if log_form.is_valid():
-            ctx["log_result"] = runbook_search_log(text=log_form.cleaned_data["log"])
+            ctx["log_result"] = runbook_search_log(text=log_form.cleaned_data["log"],
+                                                   team=viewer_team(request.user))
     elif word_form.is_valid() and word_form.cleaned_data["q"]:
         ctx["q"] = word_form.cleaned_data["q"]
-        ctx["hits"] = runbook_search_words(q=ctx["q"])
+        ctx["hits"] = runbook_search_words(q=ctx["q"], team=viewer_team(request.user))
     return render(request, "kb/search.html", ctx)

@@ -1,0 +1,57 @@
+"""The catalog as one team sees it: the shipped runbooks, with the team's own
+overlays in place of the shipped rows they change, plus the team's own
+runbooks and the runbooks other teams published. Pages, search and every
+analysis of the team read runbooks through here, so one team's edits never
+reach another team (kb/README.md "Runbook governance").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Q, QuerySet
+from django.http import Http404
+
+from kb.models import Membership, Runbook, Team
+
+
+def _team_id(team: Team | int | None) -> int | None:
+    return team.pk if isinstance(team, Team) else team
+
+
+def viewer_team(user: Any) -> Team | None:
+    """The team whose catalog a user's pages show: their first team (the one an
+    upload without an incident goes to), or None (the shipped catalog only)."""
+    if not getattr(user, "is_authenticated", False):
+        return None
+    membership = (Membership.objects.filter(user=user).select_related("team")
+                  .order_by("created", "id").first())
+    return membership.team if membership else None
+
+
+def runbook_catalog(*, team: Team | int | None) -> QuerySet[Runbook]:
+    """Every runbook `team` sees, one row per slug (None: the shipped and published ones)."""
+    team_id = _team_id(team)
+    shared = Q(overlay_of__isnull=True) & (Q(team__isnull=True) | Q(published=True))
+    if team_id is None:
+        return Runbook.objects.filter(shared)
+    overlaid = Runbook.objects.filter(team_id=team_id, overlay_of__isnull=False).values("overlay_of_id")
+    own = Q(overlay_of__isnull=True, team_id=team_id)
+    return Runbook.objects.filter(((shared | own) & ~Q(pk__in=overlaid))
+                                  | Q(overlay_of__isnull=False, team_id=team_id))
+
+
+def catalog_runbook_or_404(*, team: Team | int | None, slug: str) -> Runbook:
+    runbook = runbook_catalog(team=team).filter(slug=slug).select_related("overlay_of", "team").first()
+    if runbook is None:
+        raise Http404("No such runbook.")
+    return runbook
+
+
+def catalog_metas(*, team: Team | int | None) -> list[dict[str, Any]]:
+    """The runbooks an analysis of `team` runs, in slug order (the engine's input)."""
+    return list(runbook_catalog(team=team).order_by("slug").values_list("meta", flat=True))
+
+
+def shipped_runbook(*, slug: str) -> Runbook | None:
+    return Runbook.objects.filter(slug=slug, team__isnull=True, overlay_of__isnull=True).first()
