@@ -33,7 +33,9 @@ from analyzers.staging import stage_logs
 from kb.models import Analysis, Bundle, Finding, Incident, Team
 from kb.selectors.catalog import catalog_metas
 from kb.services.bundles import bundle_incident_for_upload, bundle_limits, bundle_store, safe_label
-from kb.services.staged import staged_dir, staged_manifest_write
+from kb.services.context_store import context_dir, context_store_write
+from kb.services.storage import analyses_rate_check, storage_check_upload
+from kb.services.staged import staged_dir
 from kb.services.leases import (
     Heartbeat,
     LeaseLost,
@@ -75,6 +77,9 @@ def analysis_upload(*, user, uploaded_file: UploadedFile, incident: Incident | N
     """Store an upload and queue its analysis, in one transaction: on `incident`,
     or (without one) on a new incident of `team` titled after the file. The web
     form and the API both come here."""
+    team_id = incident.team_id if incident is not None else team.pk
+    storage_check_upload(team_id=team_id, incoming=uploaded_file.size or 0)   # QuotaExceeded: 413
+    analyses_rate_check(team_id=team_id)                                      # QuotaExceeded: 429
     with transaction.atomic():
         if incident is None:
             incident = bundle_incident_for_upload(user=user, team=team, name=uploaded_file.name)
@@ -91,7 +96,11 @@ def analysis_start(*, bundle: Bundle) -> Analysis:
 
 
 def analysis_reanalyze(*, analysis: Analysis) -> Analysis:
-    """A fresh analysis of the same bundle (after runbooks changed); the old one stays."""
+    """A fresh analysis of the same bundle (after runbooks changed); the old one stays.
+    Raises QuotaExceeded (429) past the team's hourly limit, BundleError once pruned."""
+    if analysis.bundle.pruned is not None:
+        raise BundleError(f"{analysis.bundle.original_name}: its files were pruned, upload it again")
+    analyses_rate_check(team_id=analysis.team_id)
     return analysis_start(bundle=analysis.bundle)
 
 
@@ -133,6 +142,7 @@ def analysis_discard_staged(*, analysis_id: int) -> None:
     analysis = Analysis.objects.select_related("bundle").filter(id=analysis_id).first()
     if analysis is not None:
         shutil.rmtree(staged_dir(analysis.bundle, analysis_id), ignore_errors=True)
+        shutil.rmtree(context_dir(analysis.bundle, analysis_id), ignore_errors=True)
 
 
 def analysis_run(*, analysis_id: int, owner: str) -> bool:
@@ -164,7 +174,11 @@ def analysis_run(*, analysis_id: int, owner: str) -> bool:
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise
-    _store(analysis_id, owner, result, engine, _digest(runbooks))
+    # The unpacked tree goes now (the upload stays; re-analysis unpacks again): the
+    # context view reads the compressed, line-indexed copy _analyze stored.
+    shutil.rmtree(workdir, ignore_errors=True)
+    result, stored_bytes = result
+    _store(analysis_id, owner, result, engine, _digest(runbooks), stored_bytes)
     announce_finished(analysis_id)
     return True
 
@@ -197,8 +211,8 @@ def _analyze(analysis: Analysis, runbooks, runner: Runner, progress: _Progress, 
     result = analyze_staged(staged, runbooks, engine=runner.engine, limits=limits, runner=runner.run,
                             range_bytes=runner.range_bytes, started=t0, startup_seconds=runner.startup_seconds,
                             progress=progress)
-    staged_manifest_write(bundle=analysis.bundle, analysis_id=analysis.id, files=staged.files)
-    return result
+    stored = context_store_write(bundle=analysis.bundle, analysis_id=analysis.id, files=staged.files)
+    return result, stored
 
 
 def _input_link(stored: Path, directory: Path, label: str) -> Path:
@@ -213,7 +227,8 @@ def _input_link(stored: Path, directory: Path, label: str) -> Path:
     return target
 
 
-def _store(analysis_id: int, owner: str, result: dict[str, Any], engine: str, digest: str) -> None:
+def _store(analysis_id: int, owner: str, result: dict[str, Any], engine: str, digest: str,
+           stored_bytes: int = 0) -> None:
     """Result and findings in one transaction, only while we hold the lease; old
     findings go first, so a redelivery leaves the same rows."""
     findings, seen = [], set()
@@ -226,7 +241,7 @@ def _store(analysis_id: int, owner: str, result: dict[str, Any], engine: str, di
         # The UPDATE first: it takes SQLite's write lock at once (no read-then-upgrade deadlock).
         if not Analysis.objects.filter(id=analysis_id, status=Status.RUNNING, lease_owner=owner).update(
             status=Status.DONE, result=result, progress=100, stage="", error="", finished=timezone.now(),
-            lease_expires=None, engine=engine, runbooks_digest=digest,
+            lease_expires=None, engine=engine, runbooks_digest=digest, stored_bytes=stored_bytes,
         ):
             raise LeaseLost(f"analysis {analysis_id}: lease of {owner} lost before the result was stored")
         Finding.objects.filter(analysis_id=analysis_id).delete()

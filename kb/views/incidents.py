@@ -18,6 +18,7 @@ import kb.services.incidents
 from kb.forms import IncidentCreateForm, IncidentFilterForm, IncidentUpdateForm
 from kb.models import Analysis, Incident
 from kb.selectors.incidents import analysis_report, user_teams
+from kb.services.storage import incident_storage
 from kb.views.pipeline import progress_context
 
 LIST_LIMIT = 200
@@ -77,6 +78,7 @@ def _incident_page(request: HttpRequest, incident: Incident, form: IncidentUpdat
         "incident": incident, "form": form, **detail,
         "in_flight": [progress_context(a) for a in detail["in_flight"]],
         "analysis": latest, "report": analysis_report(analysis=latest) if latest else None,
+        "storage": incident_storage(incident=incident),
     }
     return render(request, "kb/incident_detail.html", ctx, status=status)
 
