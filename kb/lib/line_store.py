@@ -27,7 +27,8 @@ from typing import Callable, BinaryIO
 LINES_PER_BLOCK = 1000
 BLOCK_BYTES = 1024 * 1024
 READ_CHUNK = 1024 * 1024
-PIECE = 64 * 1024        # compressed bytes read, and decompressed bytes produced, at a time
+READ_PIECE = 16 * 1024   # compressed bytes read at a time
+PIECE = 64 * 1024        # decompressed bytes produced at a time
 RECORD = struct.Struct("<QQ")
 LEVEL = 1                # zlib's fastest: the store is written once per analysis, read a few lines at a time
 
@@ -64,28 +65,19 @@ class _BlockWriter:
         idx.write(RECORD.pack(1, 0))
 
     def feed(self, chunk: bytes) -> None:
+        """The block closes at the first line end where it holds LINES_PER_BLOCK lines
+        or BLOCK_BYTES bytes; found with bytes.count/find (C), never a loop per line."""
         pos, size = 0, len(chunk)
         while pos < size:
             need, room = LINES_PER_BLOCK - self.block_lines, BLOCK_BYTES - self.block_bytes
-            # Mostly the rest of the chunk does not close the block: one C call, no loop per line.
-            if size - pos < room and chunk.count(b"\n", pos) < need:
+            nl = chunk.find(b"\n", max(pos + room - 1, pos))
+            by_bytes = nl + 1 if nl >= 0 else -1
+            by_lines = _after_nth_newline(chunk, pos, need, by_bytes if by_bytes > 0 else size)
+            close = by_lines if by_lines > 0 else by_bytes
+            if close < 0:
                 self._add(chunk[pos:], chunk.count(b"\n", pos))
                 return
-            end, lines, close = pos, 0, -1
-            while lines < need:        # the line end that closes the block: the need-th, or one past `room`
-                nl = chunk.find(b"\n", end)
-                if nl < 0:
-                    break
-                end, lines = nl + 1, lines + 1
-                if end - pos >= room:
-                    close = end
-                    break
-            else:
-                close = end
-            if close < 0:
-                self._add(chunk[pos:], lines)
-                return
-            self._add(chunk[pos:close], lines)
+            self._add(chunk[pos:close], chunk.count(b"\n", pos, close))
             self._close()
             pos = close
 
@@ -111,11 +103,36 @@ class _BlockWriter:
             self._close()
 
 
+def _after_nth_newline(data: bytes, pos: int, n: int, hi: int) -> int:
+    """The index just past the n-th line end in data[pos:hi], or -1: windows that
+    double from a guess, then a bisection of the last one, all on bytes.count (C),
+    scanning a few times the span rather than the rest of the chunk."""
+    lo, seen, step = pos, 0, max(n * 128, 4096)   # seen = line ends in data[pos:lo], always < n
+    while True:
+        end = min(lo + step, hi)
+        k = data.count(b"\n", lo, end)
+        if seen + k >= n:
+            hi = end
+            break
+        if end >= hi:
+            return -1
+        lo, seen, step = end, seen + k, step * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        k = data.count(b"\n", lo, mid)
+        if seen + k >= n:
+            hi = mid
+        else:
+            lo, seen = mid, seen + k
+    return hi
+
+
 def line_store_read(prefix: Path, first: int, last: int, *, max_line_bytes: int,
                     opener: Callable[..., BinaryIO] = open) -> list[StoredLine]:
     """Lines first..last (1-based) of the stored file; fewer past its end.
     `opener` opens the two files (tests count the bytes read through it)."""
     lines_path, idx_path = line_store_paths(prefix)
+    first = max(1, first)
     with opener(idx_path, "rb") as idx:
         records = idx.seek(0, os.SEEK_END) // RECORD.size
         if records < 2 or first > last:
@@ -153,7 +170,7 @@ def _scan(data: BinaryIO, budget: int, number: int, first: int, last: int, max_l
         if not pending:
             if budget <= 0:
                 break
-            pending = data.read(min(PIECE, budget))
+            pending = data.read(min(READ_PIECE, budget))
             budget -= len(pending)
             if not pending:
                 break
