@@ -5,7 +5,9 @@ kb.selectors, who may do what in kb.access, pure helpers in kb.lib.
 analyses.py       analysis_upload, analysis_start, analysis_run (stage, scan, store), progress
 leases.py         the lease protocol: analysis_claim, analysis_extend_lease, analysis_release, analysis_fail
 reconcile.py      analysis_reconcile (queued never sent, running whose worker died)
-staged.py         staged_dir, staged_manifest_write, analysis_staged_file
+staged.py         staged_dir, staged_manifest_write, analysis_staged_file (analyses from before context_store)
+context_store.py  context_store_write, context_store_lines (the compressed, line-indexed copy of staged files)
+storage.py        quotas (storage_check_upload, analyses_rate_check), incident_storage, storage_prune
 bundles.py        bundle_store, bundle_limits, bundle_default_team, bundle_incident_for_upload
 incidents.py      incident_create, incident_update, analysis_context (lines around evidence)
 activity.py       activity_record (the one writer of an incident's activity stream)
@@ -13,7 +15,8 @@ collab.py         annotations, runbook field notes, finding feedback, follows (w
 notifications.py  notification_*, notify_mentions, collab_analysis_finished
 tokens.py         token_create, token_authenticate, token_revoke
 search.py         runbook_search_words, runbook_search_log
-runbooks.py       runbook_save, runbook_update
+runbooks.py       runbook_save, runbook_update, runbook_parse_edit
+governance.py     runbook_edit_save (overlay or shipped), team_runbook_create, runbook_publish, proposals
 sync.py           runbook_sync
 export.py         runbook_text, runbook_export
 """
