@@ -9,7 +9,8 @@
   only through its files or by a site maintainer (staff); a team admin's edit
   of a shipped runbook becomes the team's overlay, seen by that team alone.
   A team's own runbooks and overlays are edited by its admins (and staff for
-  team runbooks). Library symptoms are shared by every team: staff only.
+  team runbooks). Library symptoms likewise: staff change the library, a
+  team admin's edit is the team's own version of the symptom.
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ def runbook_can_edit(*, user: Any, runbook: Runbook, team: Team | None = None) -
     return runbook.team_id in admin_team_ids(user)
 
 
-def symptom_can_edit(*, user: Any, symptom: Symptom) -> bool:
+def symptom_can_edit(*, user: Any, symptom: Symptom, team: Team | None = None) -> bool:
     """A library symptom is part of every team's catalog (each runbook using it
-    carries its definition): only a maintainer changes it."""
-    return is_maintainer(user)
+    carries its definition): a maintainer changes it for everyone, an admin of
+    `team` saves the team's own version (kb.services.symptom_overlays)."""
+    return is_maintainer(user) or (team is not None and team.pk in admin_team_ids(user))

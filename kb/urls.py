@@ -22,6 +22,7 @@ urlpatterns = [
     path("runbooks/<slug:slug>/raw/", runbooks.runbook_raw, name="runbook_raw"),
     path("symptoms/<slug:symptom>/", symptoms.symptom_detail, name="symptom_detail"),
     path("symptoms/<slug:symptom>/edit/", symptoms.symptom_edit, name="symptom_edit"),
+    path("symptoms/<slug:symptom>/overlay/drop/", symptoms.symptom_overlay_drop_view, name="symptom_overlay_drop"),
     re_path(r"^search/?$", search.search, name="search"),  # /search?q=... and /search/
     path(
         "accounts/login/",

@@ -1,6 +1,7 @@
 """The catalog as one team sees it: the shipped runbooks, with the team's own
 overlays in place of the shipped rows they change, plus the team's own
-runbooks and the runbooks other teams published. Pages, search and every
+runbooks and the runbooks other teams published, and the team's own versions
+of library symptoms (kb.services.symptom_overlays). Pages, search and every
 analysis of the team read runbooks through here, so one team's edits never
 reach another team (kb/README.md "Runbook governance").
 """
@@ -49,8 +50,12 @@ def catalog_runbook_or_404(*, team: Team | int | None, slug: str) -> Runbook:
 
 
 def catalog_metas(*, team: Team | int | None) -> list[dict[str, Any]]:
-    """The runbooks an analysis of `team` runs, in slug order (the engine's input)."""
-    return list(runbook_catalog(team=team).order_by("slug").values_list("meta", flat=True))
+    """The runbooks an analysis of `team` runs, in slug order (the engine's input),
+    with the team's own versions of library symptoms in the runbooks naming them."""
+    from kb.services.symptom_overlays import catalog_resolve
+
+    return catalog_resolve(list(runbook_catalog(team=team).order_by("slug").values_list("meta", flat=True)),
+                           _team_id(team))
 
 
 def shipped_runbook(*, slug: str) -> Runbook | None:

@@ -9,6 +9,7 @@ from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 from kb.models import Runbook, RunbookRevision, RunbookSymptom, Team
 from kb.models.runbooks import SEVERITY_ORDER
 from kb.selectors.catalog import runbook_catalog
+from kb.services.symptom_overlays import symptom_as_seen
 from kb.lib.markdown import markdown_render
 from kb.lib.revisions import DiffLine, revision_diff
 
@@ -66,7 +67,8 @@ def runbook_detail(*, runbook: Runbook, team: Team | None) -> dict[str, Any]:
     ).values_list("slug", flat=True))
     return {
         "body_html": markdown_render(text=runbook.body),
-        "symptoms": [{"use": u, "symptom": u.symptom, "others": others.get(u.symptom_id, [])} for u in uses],
+        "symptoms": [{"use": u, "symptom": symptom_as_seen(symptom=u.symptom, team=team),
+                      "others": others.get(u.symptom_id, [])} for u in uses],
         "knobs": list(runbook.knobs.all()),
         "fix_groups": [g for g in fix_groups if g["fixes"]],
         "tickets": list(runbook.tickets.all()),

@@ -17,6 +17,7 @@ tokens.py         token_create, token_authenticate, token_revoke
 search.py         runbook_search_words, runbook_search_log
 runbooks.py       runbook_save, runbook_update, runbook_parse_edit
 governance.py     runbook_edit_save (overlay or shipped), team_runbook_create, runbook_publish, proposals
+symptom_overlays.py  symptom_edit_save (library or the team's version), team_library, catalog_resolve
 sync.py           runbook_sync
 export.py         runbook_text, runbook_export
 """

@@ -9,6 +9,7 @@ from typing import Any
 from analyzers.engine import analyze_text
 from kb.models import Runbook, Team
 from kb.selectors.catalog import runbook_catalog
+from kb.services.symptom_overlays import catalog_resolve
 
 # Points for a word found in each field: a title hit outranks a body mention.
 FIELD_WEIGHTS = {"slug": 4, "title": 5, "symptoms": 3, "knobs": 3, "summary": 2, "body": 1}
@@ -69,7 +70,8 @@ def runbook_search_log(*, text: str, team: Team | None) -> dict[str, Any]:
     """
     text = (text or "")[:MAX_LOG_CHARS].replace("\r\n", "\n")
     runbooks = {r.slug: r for r in runbook_catalog(team=team).order_by("slug")}
-    result = analyze_text(text, [r.meta for r in runbooks.values()])
+    metas = catalog_resolve([r.meta for r in runbooks.values()], team.pk if team else None)
+    result = analyze_text(text, metas)
     result["engine"] = result["stats"]["engine"]
     for finding in result["findings"]:
         finding["runbook_obj"] = runbooks.get(finding["runbook"])

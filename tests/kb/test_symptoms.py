@@ -95,16 +95,46 @@ def test_a_stale_revision_is_refused(client_carol, carol, synced, symptom_texts)
     assert b"reload the page" in response.content
 
 
-def test_only_a_maintainer_edits_a_library_symptom(client, alice, bob, carol, mallory, team, synced):
-    """A symptom is part of every team's catalog: a team admin changing it would
-    change what every team's analyses match (issue 17, weakness 1)."""
+def test_a_team_admins_symptom_edit_is_the_teams_own_version(client, alice, bob, carol, mallory, team, other_team,
+                                                               synced, symptom_texts):
+    """A symptom is part of every team's catalog: a team admin changing the library would
+    change what every team's analyses match (issue 17, weakness 1: "signatures can be
+    weakened the same way"). Their edit is their team's version; the library stays."""
+    from kb.models import SymptomOverlay
+    from kb.selectors.catalog import catalog_metas
+
     url = reverse("symptom_edit", args=[HEARTBEAT])
-    for user in (alice, bob, mallory):
-        client.force_login(user)
-        assert client.get(url).status_code == 403, user
-        assert client.post(url, {"text": "id: x\n"}).status_code == 403, user
-    client.force_login(carol)
-    assert client.get(url).status_code == 200
+    client.force_login(alice)   # a member, not an admin
+    assert client.get(url).status_code == 403
+    assert client.post(url, {"text": "id: x\n"}).status_code == 403
+    weakened = symptom_texts[HEARTBEAT].replace(r"id \S+ timed out", r"id never-matches timed out")
+    weakened = weakened.replace("tm-1 timed out", "never-matches timed out")
+    client.force_login(mallory)
+
+    assert client.post(url, {"text": weakened, "message": "ours", "base_revision": 1}).status_code == 302
+
+    library = [r"Heartbeat of TaskManager with id \S+ timed out"]
+    assert Symptom.objects.get(id=HEARTBEAT).definition["patterns"] == library
+    assert _patterns_in("jvm-long-gc-pause") == library
+    overlay = SymptomOverlay.objects.get(symptom_id=HEARTBEAT, team=other_team)
+    assert (overlay.revisions.get().author, overlay.definition["patterns"]) == (
+        mallory, [r"Heartbeat of TaskManager with id never-matches timed out"])
+
+    def patterns(team_, slug="jvm-long-gc-pause"):
+        (meta,) = [m for m in catalog_metas(team=team_) if m["slug"] == slug]
+        return [s["patterns"] for s in meta["symptoms"] if s["id"] == HEARTBEAT][0]
+
+    assert patterns(team) == library
+    assert patterns(other_team) == overlay.definition["patterns"]
+    assert "never-matches" in client.get(reverse("symptom_detail", args=[HEARTBEAT])).content.decode()
+    assert "never-matches" in client.get(reverse("runbook_detail", args=["jvm-long-gc-pause"])).content.decode()
+    client.force_login(bob)
+    assert "never-matches" not in client.get(reverse("symptom_detail", args=[HEARTBEAT])).content.decode()
+    assert "never-matches" not in client.get(reverse("runbook_detail", args=["jvm-long-gc-pause"])).content.decode()
+
+    client.force_login(mallory)
+    assert client.post(reverse("symptom_overlay_drop", args=[HEARTBEAT])).status_code == 302
+    assert patterns(other_team) == library
 
 
 def test_the_runbook_editor_shows_which_runbooks_share_each_symptom(client_bob, synced):
