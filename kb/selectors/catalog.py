@@ -42,11 +42,22 @@ def runbook_catalog(*, team: Team | int | None) -> QuerySet[Runbook]:
                                   | Q(overlay_of__isnull=False, team_id=team_id))
 
 
-def catalog_runbook_or_404(*, team: Team | int | None, slug: str) -> Runbook:
-    runbook = runbook_catalog(team=team).filter(slug=slug).select_related("overlay_of", "team").first()
+def catalog_runbook_or_404(*, team: Team | int | None, slug: str, maintainer: bool = False) -> Runbook:
+    """The runbook `slug` as `team` sees it; a maintainer also reaches every team's
+    own runbook (to review it before publishing), never another team's overlay."""
+    rows = Runbook.objects.select_related("overlay_of", "team")
+    runbook = rows.filter(pk__in=runbook_catalog(team=team), slug=slug).first()
+    if runbook is None and maintainer:
+        runbook = rows.filter(slug=slug, overlay_of__isnull=True).first()
     if runbook is None:
         raise Http404("No such runbook.")
     return runbook
+
+
+def unpublished_team_runbooks() -> QuerySet[Runbook]:
+    """Team runbooks no other team sees yet (the maintainers' review list)."""
+    return (Runbook.objects.filter(team__isnull=False, overlay_of__isnull=True, published=False)
+            .select_related("team").order_by("-updated"))
 
 
 def catalog_metas(*, team: Team | int | None) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from analyzers.runbooks import RunbookError
 from kb.access import admin_team_ids, is_maintainer, team_ids
 from kb.forms import TeamRunbookForm
 from kb.models import Runbook, RunbookProposal, Team
-from kb.selectors.catalog import catalog_runbook_or_404, viewer_team
+from kb.selectors.catalog import catalog_runbook_or_404, unpublished_team_runbooks, viewer_team
 from kb.services import governance
 
 
@@ -70,7 +70,8 @@ def proposal_list(request: HttpRequest) -> HttpResponse:
     return render(request, "kb/proposal_list.html", {
         "open": proposals.filter(status=RunbookProposal.Status.OPEN)[:200],
         "decided": proposals.exclude(status=RunbookProposal.Status.OPEN)[:50],
-        "maintainer": is_maintainer(request.user)})
+        "maintainer": is_maintainer(request.user),
+        "unpublished": unpublished_team_runbooks()[:200] if is_maintainer(request.user) else []})
 
 
 @require_http_methods(["GET", "POST"])

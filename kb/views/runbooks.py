@@ -7,7 +7,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
-from kb.access import runbook_can_edit, runbook_edits_for_everyone
+from kb.access import is_maintainer, runbook_can_edit, runbook_edits_for_everyone
 from kb.forms import RunbookEditForm, RunbookFilterForm, WordSearchForm
 from kb.selectors.catalog import catalog_runbook_or_404, viewer_team
 from kb.selectors.runbooks import (
@@ -58,7 +58,7 @@ def runbook_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 def runbook_detail(request: HttpRequest, slug: str) -> HttpResponse:
     team = viewer_team(request.user)
-    runbook = catalog_runbook_or_404(team=team, slug=slug)
+    runbook = catalog_runbook_or_404(team=team, slug=slug, maintainer=is_maintainer(request.user))
     ctx = {
         "runbook": runbook, "viewer_team": team,
         "can_edit": runbook_can_edit(user=request.user, runbook=runbook, team=team),
@@ -92,7 +92,7 @@ def runbook_edit(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 def runbook_history(request: HttpRequest, slug: str) -> HttpResponse:
     team = viewer_team(request.user)
-    runbook = catalog_runbook_or_404(team=team, slug=slug)
+    runbook = catalog_runbook_or_404(team=team, slug=slug, maintainer=is_maintainer(request.user))
     old, new, diff = revision_compare(
         runbook=runbook, a=_int_or_none(request.GET.get("a")), b=_int_or_none(request.GET.get("b"))
     )
@@ -109,7 +109,8 @@ def runbook_history(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_GET
 def runbook_raw(request: HttpRequest, slug: str) -> HttpResponse:
-    runbook = catalog_runbook_or_404(team=viewer_team(request.user), slug=slug)
+    runbook = catalog_runbook_or_404(team=viewer_team(request.user), slug=slug,
+                                     maintainer=is_maintainer(request.user))
     response = HttpResponse(runbook_text(runbook=runbook), content_type="text/markdown; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{runbook.slug}.md"'
     return response

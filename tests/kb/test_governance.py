@@ -163,7 +163,9 @@ def test_a_team_runbook_is_invisible_to_other_teams_until_published(
     assert "ops-disk-full" not in [m["slug"] for m in catalog_metas(team=other_team)]
     assert client.post(reverse("runbook_publish", args=["ops-disk-full"])).status_code == 403
 
-    client.force_login(carol)
+    client.force_login(carol)   # the maintainer reviews it, then publishes it
+    assert "ops-disk-full" in client.get(reverse("proposal_list")).content.decode()
+    assert client.get(url).status_code == 200
     assert client.post(reverse("runbook_publish", args=["ops-disk-full"]), {"published": "1"}).status_code == 302
 
     client.force_login(mallory)
