@@ -141,8 +141,13 @@ def analysis_discard_staged(*, analysis_id: int) -> None:
     """Remove what an analysis staged, when its process was killed before it could."""
     analysis = Analysis.objects.select_related("bundle").filter(id=analysis_id).first()
     if analysis is not None:
-        shutil.rmtree(staged_dir(analysis.bundle, analysis_id), ignore_errors=True)
-        shutil.rmtree(context_dir(analysis.bundle, analysis_id), ignore_errors=True)
+        _discard(analysis)
+
+
+def _discard(analysis: Analysis) -> None:
+    """The unpacked tree and a context store left partial by a failed run."""
+    shutil.rmtree(staged_dir(analysis.bundle, analysis.id), ignore_errors=True)
+    shutil.rmtree(context_dir(analysis.bundle, analysis.id), ignore_errors=True)
 
 
 def analysis_run(*, analysis_id: int, owner: str) -> bool:
@@ -168,11 +173,11 @@ def analysis_run(*, analysis_id: int, owner: str) -> bool:
         with Heartbeat(analysis_id, owner):
             result = _analyze(analysis, runbooks, runner, progress, workdir)
     except (BundleError, SparkUnavailable) as exc:
-        shutil.rmtree(workdir, ignore_errors=True)
+        _discard(analysis)
         analysis_fail(analysis_id=analysis_id, owner=owner, error=str(exc))
         return True
     except BaseException:
-        shutil.rmtree(workdir, ignore_errors=True)
+        _discard(analysis)
         raise
     # The unpacked tree goes now (the upload stays; re-analysis unpacks again): the
     # context view reads the compressed, line-indexed copy _analyze stored.
