@@ -27,6 +27,7 @@ from kb.services.analyses import analysis_run, analysis_upload
 from kb.services.export import runbook_text
 from kb.services.governance import team_runbook_create
 from kb.services.tokens import token_create
+from tests.celery_harness import no_broker  # noqa: F401  (fixture)
 from tests.helpers import SEED_BUNDLES
 
 pytestmark = pytest.mark.django_db
@@ -54,17 +55,6 @@ def seed_upload() -> bytes:
 def local_engine(settings, tmp_path, no_broker):
     settings.KB_ENGINE = "local"
     settings.BUNDLES_DIR = tmp_path / "bundles"
-
-
-@pytest.fixture
-def no_broker():
-    from tests.celery_harness import free_port, point_celery_at
-    from kb.celery import app
-
-    saved = app.conf.broker_url
-    point_celery_at(f"redis://127.0.0.1:{free_port()}/0")
-    yield
-    point_celery_at(saved)
 
 
 def _poisoned(text: str) -> str:
