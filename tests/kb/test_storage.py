@@ -179,6 +179,8 @@ def test_the_incident_page_shows_what_is_stored_and_the_context_view_works(clien
 
     assert 'id="storage"' in page and "Stored:" in page
     total = analysis.bundle.size + analysis.stored_bytes
+    from kb.services.storage import team_storage_used
+    assert team_storage_used(team_id=analysis.team_id) == total   # what the quota counts
     from django.template.defaultfilters import filesizeformat
     assert f"<strong>{filesizeformat(total)}</strong>" in page
     context = client.get(reverse("analysis_context", args=[analysis.pk]), {"path": "kern.log", "line": 12})
