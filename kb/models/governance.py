@@ -51,6 +51,8 @@ class SymptomOverlay(models.Model):
     team = models.ForeignKey(Team, models.CASCADE, related_name="symptom_overlays")
     title = models.TextField()
     definition = models.JSONField(default=dict)   # as Symptom.definition
+    # Set when the team went back to the library's definition: row and revisions stay (history).
+    dropped = models.DateTimeField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

@@ -43,6 +43,9 @@ class Runbook(models.Model):
     overlay_of = models.ForeignKey("self", models.CASCADE, null=True, blank=True, related_name="overlays")
     # A team runbook every team sees (set by a maintainer).
     published = models.BooleanField(default=False)
+    # An overlay its team went back from (the shipped runbook is seen again): the row and its
+    # revisions stay, so the history keeps every change and who made it; a new edit revives it.
+    overlay_dropped = models.DateTimeField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

@@ -36,10 +36,10 @@ def runbook_catalog(*, team: Team | int | None) -> QuerySet[Runbook]:
     shared = Q(overlay_of__isnull=True) & (Q(team__isnull=True) | Q(published=True))
     if team_id is None:
         return Runbook.objects.filter(shared)
-    overlaid = Runbook.objects.filter(team_id=team_id, overlay_of__isnull=False).values("overlay_of_id")
+    live_overlay = Q(overlay_of__isnull=False, team_id=team_id, overlay_dropped__isnull=True)
+    overlaid = Runbook.objects.filter(live_overlay).values("overlay_of_id")
     own = Q(overlay_of__isnull=True, team_id=team_id)
-    return Runbook.objects.filter(((shared | own) & ~Q(pk__in=overlaid))
-                                  | Q(overlay_of__isnull=False, team_id=team_id))
+    return Runbook.objects.filter(((shared | own) & ~Q(pk__in=overlaid)) | live_overlay)
 
 
 def catalog_runbook_or_404(*, team: Team | int | None, slug: str, maintainer: bool = False) -> Runbook:

@@ -52,11 +52,12 @@ def runbook_overlay_save(*, base: Runbook, team: Team, user: Any, text: str,
     parsed, text = runbook_parse_edit(text=text, slug=base.slug, team_id=team.pk)
     with transaction.atomic():
         row = Runbook.objects.select_for_update().filter(overlay_of=base, team=team).first()
-        if row is None:
+        if row is None or row.overlay_dropped is not None:
             shipped = base.revisions.order_by("-number").first()
             if shipped is not None and shipped.text == text:
                 return None
-            row = Runbook(slug=base.slug, team=team, overlay_of=base)
+            row = row or Runbook(slug=base.slug, team=team, overlay_of=base)
+            row.overlay_dropped = None    # a dropped overlay comes back, its history with it
         before = revision_check_base(last=row.revisions.order_by("-number").first() if row.pk else None,
                                      base_revision=None, path=runbook_file_path(base.slug))
         saved, _ = runbook_save(parsed=parsed, text=text, author=user, message=message, row=row)
@@ -64,11 +65,19 @@ def runbook_overlay_save(*, base: Runbook, team: Team, user: Any, text: str,
 
 
 def runbook_overlay_drop(*, overlay: Runbook, user: Any) -> Runbook:
-    """The team sees the shipped runbook again; returns it. The overlay's revisions go with it."""
+    """The team sees the shipped runbook again; returns it. The overlay row stays,
+    dropped, with a last revision (by `user`) holding the shipped file, so its
+    history says who went back and when; a later edit revives it."""
+    from kb.services.export import runbook_text
+
     if overlay.overlay_of_id is None or overlay.team_id not in admin_team_ids(user):
         raise PermissionDenied("Only the team's admins drop its overlay.")
     base = overlay.overlay_of
-    overlay.delete()
+    parsed, text = runbook_parse_edit(text=runbook_text(runbook=base), slug=base.slug, team_id=overlay.team_id)
+    with transaction.atomic():
+        row = Runbook.objects.select_for_update().get(pk=overlay.pk)
+        runbook_save(parsed=parsed, text=text, author=user, message="back to the shipped runbook", row=row)
+        Runbook.objects.filter(pk=row.pk).update(overlay_dropped=timezone.now())
     return base
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.utils import timezone
 
 from analyzers.runbooks import Library, RunbookError, parse_runbook, parse_symptom, resolve_symptoms, symptom_uses
 from kb.access import admin_team_ids, is_maintainer
@@ -33,7 +34,8 @@ class SymptomAsSeen:
 
 def symptom_as_seen(*, symptom: Symptom, team: Team | int | None) -> SymptomAsSeen:
     team_id = team.pk if isinstance(team, Team) else team
-    overlay = SymptomOverlay.objects.filter(symptom=symptom, team_id=team_id).first() if team_id else None
+    overlay = (SymptomOverlay.objects.filter(symptom=symptom, team_id=team_id, dropped__isnull=True).first()
+               if team_id else None)
     source = overlay or symptom
     return SymptomAsSeen(symptom.id, source.title, source.definition, overlay)
 
@@ -42,7 +44,7 @@ def team_overlays(team_id: int | None) -> dict[str, dict[str, Any]]:
     if team_id is None:
         return {}
     return {o.symptom_id: {"id": o.symptom_id, "title": o.title, **o.definition}
-            for o in SymptomOverlay.objects.filter(team_id=team_id)}
+            for o in SymptomOverlay.objects.filter(team_id=team_id, dropped__isnull=True)}
 
 
 def team_library(team_id: int | None) -> Library:
@@ -99,22 +101,32 @@ def symptom_overlay_save(*, symptom: Symptom, team: Team, user: Any, text: str, 
     with transaction.atomic():
         overlay = SymptomOverlay.objects.select_for_update().filter(symptom=symptom, team=team).first()
         last = overlay.revisions.order_by("-number").first() if overlay else None
-        if overlay is None and (symptom.title, symptom.definition) == (definition["title"], rest):
+        live = overlay is not None and overlay.dropped is None
+        if not live and (symptom.title, symptom.definition) == (definition["title"], rest):
             return None   # the library's own definition: nothing of the team's to keep
-        if last is not None and last.text == text:
+        if live and last is not None and last.text == text:
             return None
-        number = revision_check_base(last=last, base_revision=base_revision if overlay else None, path=path)
+        number = revision_check_base(last=last, base_revision=base_revision if live else None, path=path)
         overlay = overlay or SymptomOverlay(symptom=symptom, team=team)
-        overlay.title, overlay.definition = definition["title"], rest
+        overlay.title, overlay.definition, overlay.dropped = definition["title"], rest, None
         overlay.save()
         return SymptomOverlayRevision.objects.create(overlay=overlay, number=number + 1, text=text, author=user,
                                                      message=message[:200])
 
 
 def symptom_overlay_drop(*, overlay: SymptomOverlay, user: Any) -> None:
+    """The team uses the library's symptom again. The overlay stays, dropped, with a
+    last revision (by `user`) holding the library's file: the history keeps who went back."""
+    from kb.services.symptoms import symptom_text
+
     if overlay.team_id not in admin_team_ids(user):
         raise PermissionDenied("Only the team's admins drop its version of a symptom.")
-    overlay.delete()
+    with transaction.atomic():
+        last = overlay.revisions.order_by("-number").first()
+        SymptomOverlayRevision.objects.create(overlay=overlay, number=(last.number if last else 0) + 1,
+                                              text=symptom_text(symptom=overlay.symptom), author=user,
+                                              message="back to the library's symptom")
+        SymptomOverlay.objects.filter(pk=overlay.pk).update(dropped=timezone.now())
 
 
 def runbooks_using(*, symptom: Symptom, team: Team | None):

@@ -88,7 +88,8 @@ def symptom_edit(request: HttpRequest, symptom: str) -> HttpResponse:
 @require_POST
 def symptom_overlay_drop_view(request: HttpRequest, symptom: str) -> HttpResponse:
     team = viewer_team(request.user)
-    overlay = SymptomOverlay.objects.filter(symptom_id=symptom, team=team).first() if team else None
+    overlay = (SymptomOverlay.objects.filter(symptom_id=symptom, team=team, dropped__isnull=True).first()
+               if team else None)
     if overlay is None:
         raise Http404("Your team has no version of its own of this symptom.")
     symptom_overlay_drop(overlay=overlay, user=request.user)

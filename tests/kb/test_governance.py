@@ -211,4 +211,13 @@ def test_a_team_drops_its_overlay_and_files_stay_the_shipped_catalog(client, bob
     client.force_login(bob)
     assert client.post(reverse("runbook_overlay_drop", args=["disk-full"])).status_code == 302
     assert "df -h /ops" not in client.get(reverse("runbook_detail", args=["disk-full"])).content.decode()
-    assert Runbook.objects.filter(slug="disk-full").count() == 1
+    # The history keeps every change and who made it: the overlay stays, dropped, its last
+    # revision the shipped file by bob; a later edit brings it back with that history.
+    overlay = Runbook.objects.get(slug="disk-full", team=team)
+    assert overlay.overlay_dropped is not None
+    assert [(r.number, r.author, r.message) for r in overlay.revisions.order_by("number")] == [
+        (1, bob, "our fix"), (2, bob, "back to the shipped runbook")]
+    _edit(client, bob, "disk-full", text)
+    assert "df -h /ops" in client.get(reverse("runbook_detail", args=["disk-full"])).content.decode()
+    overlay.refresh_from_db()
+    assert overlay.overlay_dropped is None and overlay.revisions.count() == 3

@@ -135,6 +135,11 @@ def test_a_team_admins_symptom_edit_is_the_teams_own_version(client, alice, bob,
     client.force_login(mallory)
     assert client.post(reverse("symptom_overlay_drop", args=[HEARTBEAT])).status_code == 302
     assert patterns(other_team) == library
+    assert "never-matches" not in client.get(reverse("symptom_detail", args=[HEARTBEAT])).content.decode()
+    overlay.refresh_from_db()   # kept, dropped, with who went back in its history
+    assert overlay.dropped is not None
+    assert [(r.number, r.author, r.message) for r in overlay.revisions.order_by("number")] == [
+        (1, mallory, "ours"), (2, mallory, "back to the library's symptom")]
 
 
 def test_the_runbook_editor_shows_which_runbooks_share_each_symptom(client_bob, synced):
