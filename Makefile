@@ -24,8 +24,9 @@ install: $(STAMP) system-deps
 system-deps:
 	bash scripts/system-deps.sh
 
+# `make run PORT=8100` moves the web port (scripts/run.sh reads KB_PORT).
 run: install
-	bash scripts/run.sh
+	$(if $(PORT),KB_PORT=$(PORT) )bash scripts/run.sh
 
 # Production web server (gunicorn, README "Deployment"); needs SECRET_KEY in the environment.
 serve: install
@@ -40,6 +41,7 @@ check: install
 bench: install
 	$(PY) -m scripts.bench $(BENCH_ARGS)
 	$(PY) -m scripts.bench_api
+	$(PY) -m scripts.bench_search
 
 chaos: install
 	$(PY) -m pytest -m chaos --run-chaos $(PYTEST_ARGS)

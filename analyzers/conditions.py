@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:
+    from analyzers.runbook_spec import Condition
 
 _SIZE_SUFFIX = {"": 1, "b": 1, "k": 1024, "kb": 1024, "m": 1024**2, "mb": 1024**2, "g": 1024**3, "gb": 1024**3}
 
@@ -35,11 +38,11 @@ def typed(captures: dict[str, Any], types: dict[str, str]) -> dict[str, Any]:
     return {k: convert(v, types.get(k, "str")) for k, v in captures.items()}
 
 
-def holds(cond: dict[str, Any], captures: dict[str, Any]) -> bool:
+def holds(cond: Condition, captures: dict[str, Any]) -> bool:
     """One condition on one occurrence; a missing capture never satisfies a condition."""
-    if cond["capture"] not in captures:
+    if cond.capture not in captures:
         return False
-    actual, op, want = captures[cond["capture"]], cond["op"], cond["value"]
+    actual, op, want = captures[cond.capture], cond.op, cond.value
     if op == "contains":
         return str(want) in str(actual)
     if op == "matches":
@@ -53,7 +56,7 @@ def holds(cond: dict[str, Any], captures: dict[str, Any]) -> bool:
     return {">": a > w, ">=": a >= w, "<": a < w, "<=": a <= w}[op]
 
 
-def all_hold(conds: list[dict[str, Any]] | None, captures: dict[str, Any]) -> bool:
+def all_hold(conds: Iterable[Condition], captures: dict[str, Any]) -> bool:
     return all(holds(c, captures) for c in conds or [])
 
 

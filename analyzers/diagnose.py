@@ -12,7 +12,8 @@ from typing import Any
 
 from analyzers.conditions import all_hold
 from analyzers.model import Hit
-from analyzers.runbook_checks import parse_duration_ms
+from analyzers.ranking import rank_findings
+from analyzers.runbook_spec import Knob, Relation, RunbookSpec
 from analyzers.versions import in_range
 
 MAX_EVIDENCE_PER_SYMPTOM = 10
@@ -31,22 +32,21 @@ def _sort_key(hit: Hit) -> tuple:
     return (hit.timestamp or "9999", hit.path, hit.line)
 
 
-def symptom_users(runbooks: list[dict[str, Any]]) -> dict[str, list[str]]:
+def symptom_users(runbooks: list[RunbookSpec]) -> dict[str, list[str]]:
     users: dict[str, list[str]] = defaultdict(list)
     for rb in runbooks:
-        for s in rb["symptoms"]:
-            if s["role"] != "excluding":
-                users[s["id"]].append(rb["slug"])
+        for s in rb.symptoms:
+            if s.role != "excluding":
+                users[s.id].append(rb.slug)
     return users
 
 
-def _relation_holds(rel: dict[str, Any], present: dict[str, list[Hit]]) -> Hit | None:
+def _relation_holds(rel: Relation, present: dict[str, list[Hit]]) -> Hit | None:
     """The first 'then' occurrence that satisfies the relation with some 'first' occurrence."""
-    firsts, thens = present.get(rel["first"], []), present.get(rel["then"], [])
+    firsts, thens = present.get(rel.first, []), present.get(rel.then, [])
     if not firsts or not thens:
         return None
-    within = parse_duration_ms(rel["within"]) / 1000.0 if "within" in rel else None
-    order, hosts = rel.get("order", "after"), rel.get("hosts", "any")
+    within, order, hosts = rel.within_s, rel.order, rel.hosts
     for b in thens:
         tb = b.when
         for a in firsts:
@@ -77,122 +77,124 @@ def _explanation_line(r: dict[str, Any]) -> str:
     return f"{'+' if r['weight'] >= 0 else '-'}{abs(r['weight']):.2f} {r['text']}"
 
 
-def _version_adjustment(rb: dict[str, Any], versions: dict[str, list[str]]) -> tuple[float, list[dict[str, Any]]]:
+def _version_adjustment(rb: RunbookSpec, versions: dict[str, list[str]]) -> tuple[float, list[dict[str, Any]]]:
     """A detected version inside the runbook's affected range raises confidence; outside lowers it."""
     delta, notes = 0.0, []
-    for av in rb.get("affected_versions") or []:
-        for v in versions.get(av["component"], []):
+    for av in rb.affected_versions:
+        for v in versions.get(av.component, []):
             try:
-                inside = in_range(v, av["range"])
+                inside = in_range(v, av.range)
             except ValueError:
                 continue
             if inside:
                 delta += VERSION_IN_RANGE_BONUS
                 notes.append(_reason(VERSION_IN_RANGE_BONUS, "version",
-                                     f"{av['component']} {v} is in the affected range {av['range']}",
-                                     component=av["component"], version=v))
+                                     f"{av.component} {v} is in the affected range {av.range}",
+                                     component=av.component, version=v))
             else:
                 delta -= VERSION_FIXED_PENALTY
                 notes.append(_reason(-VERSION_FIXED_PENALTY, "version",
-                                     f"{av['component']} {v} is outside the affected range {av['range']}",
-                                     component=av["component"], version=v))
+                                     f"{av.component} {v} is outside the affected range {av.range}",
+                                     component=av.component, version=v))
             break
     return delta, notes
 
 
-def diagnose(occurrences: dict[str, list[Hit]], runbooks: list[dict[str, Any]],
+def diagnose(occurrences: dict[str, list[Hit]], runbooks: list[RunbookSpec],
              versions: dict[str, list[str]], config: dict[str, str]) -> list[dict[str, Any]]:
     requirers: dict[str, list[str]] = defaultdict(list)
     for rb in runbooks:
-        for s in rb["symptoms"]:
-            if s["role"] == "required":
-                requirers[s["id"]].append(rb["slug"])
+        for s in rb.symptoms:
+            if s.role == "required":
+                requirers[s.id].append(rb.slug)
     findings = []
     for rb in runbooks:
         f = _diagnose_one(rb, occurrences, requirers, versions, config)
         if f is not None:
             findings.append(f)
     findings.sort(key=lambda f: (-f["confidence"], -len(f["evidence"]), f["runbook"]))
-    return findings
+    return rank_findings(findings, runbooks)
 
 
-def _diagnose_one(rb, occurrences, requirers, versions, config) -> dict[str, Any] | None:
+def _diagnose_one(rb: RunbookSpec, occurrences, requirers, versions, config) -> dict[str, Any] | None:
     present: dict[str, list[Hit]] = {}
-    for s in rb["symptoms"]:
-        hits = [h for h in occurrences.get(s["id"], []) if all_hold(s.get("where"), h.captures)]
+    for s in rb.symptoms:
+        hits = [h for h in occurrences.get(s.id, []) if all_hold(s.where, h.captures)]
         if hits:
-            present[s["id"]] = sorted(hits, key=_sort_key)
+            present[s.id] = sorted(hits, key=_sort_key)
     # Required symptoms: each ungrouped one must be present; of a `group`, one is enough
     # (the same requirement seen through different logs, e.g. a GC log or a pause monitor).
-    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for s in rb["symptoms"]:
-        if s["role"] == "required":
-            groups[s.get("group") or s["id"]].append(s)
-    met = [[s for s in members if s["id"] in present] for members in groups.values()]
+    groups: dict[str, list] = defaultdict(list)
+    for s in rb.symptoms:
+        if s.role == "required":
+            groups[s.group or s.id].append(s)
+    met = [[s for s in members if s.id in present] for members in groups.values()]
     if not all(met):
         return None
     required = [s for members in met for s in members]
     # A symptom other runbooks also require is shared evidence, not a diagnosis:
     # alone it gives candidates, not a finding.
-    specific = any(requirers.get(s["id"]) == [rb["slug"]] for s in required) or len(met) >= 2
+    specific = any(requirers.get(s.id) == [rb.slug] for s in required) or len(met) >= 2
     if not specific:
         return None
     score, why = 0.0, []
-    for s in rb["symptoms"]:
-        if s["id"] not in present:
+    for s in rb.symptoms:
+        if s.id not in present:
             continue
-        w = float(s.get("weight", 0.0))
-        n = len(present[s["id"]])
-        if s["role"] == "excluding":
-            if s.get("veto", True):
+        w = s.weight
+        n = len(present[s.id])
+        if s.role == "excluding":
+            if s.veto:
                 return None
             score -= w
-            why.append(_reason(-w, "symptom", f"{s['id']} ({n}x): points at another cause",
-                               symptom=s["id"], count=n, role=s["role"]))
+            why.append(_reason(-w, "symptom", f"{s.id} ({n}x): points at another cause",
+                               symptom=s.id, count=n, role=s.role))
         else:
             score += w
-            why.append(_reason(w, "symptom", f"{s['id']} ({n}x, {s['role']})",
-                               symptom=s["id"], count=n, role=s["role"]))
-    for rel in rb.get("relations") or []:
+            why.append(_reason(w, "symptom", f"{s.id} ({n}x, {s.role})",
+                               symptom=s.id, count=n, role=s.role))
+    for rel in rb.relations:
         hit = _relation_holds(rel, present)
         if hit is None:
-            if rel.get("role") == "required":
+            if rel.role == "required":
                 return None
             continue
-        w = float(rel.get("weight", 0.0))
+        w = rel.weight
         score += w
-        detail = rel.get("why") or f"{rel['then']} follows {rel['first']}"
-        why.append(_reason(w, "relation", f"{rel['first']} -> {rel['then']}: {detail}",
-                           first=rel["first"], then=rel["then"]))
+        detail = rel.why or f"{rel.then} follows {rel.first}"
+        why.append(_reason(w, "relation", f"{rel.first} -> {rel.then}: {detail}",
+                           first=rel.first, then=rel.then))
     delta, notes = _version_adjustment(rb, versions)
     score += delta
     why.extend(notes)
     confidence = round(min(0.99, max(0.05, score)), 2)
     evidence = []
     for sid, hits in present.items():
-        if any(s["id"] == sid and s["role"] == "excluding" for s in rb["symptoms"]):
+        if any(s.id == sid and s.role == "excluding" for s in rb.symptoms):
             continue
         evidence.extend(hits[:MAX_EVIDENCE_PER_SYMPTOM])
     evidence.sort(key=_sort_key)
     return {
-        "runbook": rb["slug"],
-        "title": rb["title"],
+        "runbook": rb.slug,
+        "title": rb.title,
         "confidence": confidence,
-        "severity": rb.get("severity"),
+        "severity": rb.severity,
         "explanation": [_explanation_line(r) for r in why],
         "reasons": why,
         "evidence": [evidence_item(h) for h in evidence],
         "chain": _chain(rb, present),
-        "knobs": [_knob(k, config) for k in rb.get("knobs") or []],
-        "fixes": [_fix_text(f) for f in rb.get("fixes") or []],
-        "fix_steps": rb.get("fixes") or [],
-        "tickets": [{k: t.get(k) for k in ("id", "title", "status", "fixed_in", "url")} for t in rb.get("tickets") or []],
+        "knobs": [_knob(k, config) for k in rb.knobs],
+        # One shape, two contract keys: `fixes` one line each, `fix_steps` in full.
+        "fixes": [f.line() for f in rb.fixes],
+        "fix_steps": [f.as_json() for f in rb.fixes],
+        "tickets": [{"id": t.id, "title": t.title, "status": t.status, "fixed_in": t.fixed_in, "url": t.url}
+                    for t in rb.tickets],
     }
 
 
-def _chain(rb: dict[str, Any], present: dict[str, list[Hit]]) -> list[dict[str, Any]]:
+def _chain(rb: RunbookSpec, present: dict[str, list[Hit]]) -> list[dict[str, Any]]:
     out = []
-    for sid in rb.get("chain") or []:
+    for sid in rb.chain:
         if sid in present:
             item = evidence_item(present[sid][0])
             item["count"] = len(present[sid])
@@ -200,21 +202,15 @@ def _chain(rb: dict[str, Any], present: dict[str, list[Hit]]) -> list[dict[str, 
     return out
 
 
-def _knob(k: dict[str, Any], config: dict[str, str]) -> dict[str, Any]:
+def _knob(k: Knob, config: dict[str, str]) -> dict[str, Any]:
     return {
-        "key": k["key"], "component": k.get("component"), "file": k.get("file"),
-        "default": k["default"], "defaults": k.get("defaults") or [],
-        "recommended": k["recommended"], "why": k["why"], "found": config.get(k["key"]),
+        "key": k.key, "component": k.component, "file": k.file,
+        "default": k.default, "defaults": list(k.defaults),
+        "recommended": k.recommended, "why": k.why, "found": config.get(k.key),
     }
 
 
-def _fix_text(f: dict[str, Any]) -> str:
-    commands = [st["command"] for st in f["steps"] if st.get("command")]
-    text = f"{f['kind']}: {f['title']}"
-    return text + (" — " + "; ".join(commands) if commands else "")
-
-
-def symptom_summary(occurrences: dict[str, list[Hit]], runbooks: list[dict[str, Any]],
+def symptom_summary(occurrences: dict[str, list[Hit]], runbooks: list[RunbookSpec],
                     titles: dict[str, str]) -> list[dict[str, Any]]:
     users = symptom_users(runbooks)
     out = []

@@ -17,10 +17,12 @@ from typing import Any, Callable, Iterable
 
 from analyzers import timestamps
 from analyzers.conditions import typed
+from analyzers.considered import considered
 from analyzers.diagnose import diagnose, evidence_item, symptom_summary
 from analyzers.facts import effective_config, extract_facts
 from analyzers.model import BundleFile, Hit, Limits, Progress, StagedBundle
 from analyzers.result import Result
+from analyzers.runbook_spec import RunbookSpec, as_specs
 from analyzers.scan import RANGE_BYTES, RangeResult, plan_ranges, scan_range
 from analyzers.signatures import Signature, matcher_for, signatures_from_runbooks
 from analyzers.staging import stage_logs
@@ -38,6 +40,8 @@ class ByteRange:
     end: int
 
 
+# Typed runbooks (Runbook.spec), or their metas (the app's stored JSON), parsed once on entry.
+Runbooks = Iterable[RunbookSpec | dict[str, Any]]
 RangeRunner = Callable[[list[ByteRange], list[Signature], int], list[RangeResult]]
 
 
@@ -51,7 +55,7 @@ def plan_byte_ranges(files: Iterable[BundleFile], range_bytes: int = RANGE_BYTES
     return [ByteRange(f.path, f.disk_path, s, e) for f in files for s, e in plan_ranges(f.size, range_bytes)]
 
 
-def analyze_paths(paths: list[str], runbooks: list[dict[str, Any]], *, engine: str = "local",
+def analyze_paths(paths: list[str], runbooks: Runbooks, *, engine: str = "local",
                   limits: Limits = Limits(), runner: RangeRunner | None = None,
                   range_bytes: int = RANGE_BYTES, startup_seconds: float = 0.0,
                   progress: Progress | None = None,
@@ -81,7 +85,7 @@ def _analyze_in(paths, workdir, runbooks, engine, limits, runner, range_bytes, t
                           progress=progress)
 
 
-def analyze_text(text: str, runbooks: list[dict[str, Any]]) -> Result:
+def analyze_text(text: str, runbooks: Runbooks) -> Result:
     """A pasted excerpt or stack trace, analyzed in process (well under a second)."""
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="kb-paste-") as workdir:
@@ -93,12 +97,13 @@ def analyze_text(text: str, runbooks: list[dict[str, Any]]) -> Result:
         return analyze_staged(StagedBundle(files=[f], total_bytes=f.size), runbooks, started=t0)
 
 
-def analyze_staged(staged: StagedBundle, runbooks: list[dict[str, Any]], *, engine: str = "local",
+def analyze_staged(staged: StagedBundle, runbooks: Runbooks, *, engine: str = "local",
                    limits: Limits = Limits(), runner: RangeRunner | None = None,
                    range_bytes: int = RANGE_BYTES, started: float | None = None,
                    startup_seconds: float = 0.0,
                    progress: Progress | None = None) -> Result:
     t0 = started if started is not None else time.monotonic()
+    runbooks = as_specs(runbooks)
     signatures = signatures_from_runbooks(runbooks)
     ranges = plan_byte_ranges(staged.files, range_bytes)
     if progress:
@@ -115,7 +120,7 @@ def analyze_staged(staged: StagedBundle, runbooks: list[dict[str, Any]], *, engi
     return result
 
 
-def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[dict[str, Any]],
+def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[RunbookSpec],
              matcher: str) -> Result:
     files = {f.path: f for f in staged.files}
     types, titles, fact_symptoms = _symptom_tables(runbooks)
@@ -165,9 +170,9 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[di
 
     facts = [fact for f in staged.files for fact in extract_facts(f, notes)]
     config = effective_config(facts)
-    for sid, s in fact_symptoms.items():
+    for sid, fact_name in fact_symptoms.items():
         for fact in facts:
-            if fact.name == s["fact"]:
+            if fact.name == fact_name:
                 occurrences[sid].append(Hit(
                     symptom=sid, path=fact.path, line=fact.line, text=fact.text,
                     captures=typed(dict(fact.captures), types.get(sid, {})), timestamp=fact.timestamp,
@@ -176,6 +181,7 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[di
                 ))
 
     findings = diagnose(occurrences, runbooks, versions, config)
+    ruled_out, candidates = considered(occurrences, runbooks, findings)
     all_hits = sorted((h for hs in occurrences.values() for h in hs),
                       key=lambda h: (h.timestamp or "9999", h.path, h.line))
     supports = defaultdict(list)
@@ -191,6 +197,8 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[di
 
     return {
         "findings": findings,
+        "ruled_out": ruled_out,
+        "candidates": candidates,
         "symptoms": symptom_summary(occurrences, runbooks, titles),
         "unmatched": unmatched_templates(error_lines),
         "timeline": timeline,
@@ -208,16 +216,16 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[di
     }
 
 
-def _symptom_tables(runbooks):
+def _symptom_tables(runbooks: list[RunbookSpec]):
     types: dict[str, dict[str, str]] = {}
     titles: dict[str, str] = {}
-    fact_symptoms: dict[str, dict[str, Any]] = {}
+    fact_symptoms: dict[str, str] = {}   # symptom id -> the fact it is
     for rb in runbooks:
-        for s in rb["symptoms"]:
-            types.setdefault(s["id"], dict(s.get("captures") or {}))
-            titles.setdefault(s["id"], s.get("title", s["id"]))
-            if "fact" in s:
-                fact_symptoms.setdefault(s["id"], s)
+        for s in rb.symptoms:
+            types.setdefault(s.id, dict(s.captures))
+            titles.setdefault(s.id, s.title)
+            if s.fact is not None:
+                fact_symptoms.setdefault(s.id, s.fact)
     return types, titles, fact_symptoms
 
 

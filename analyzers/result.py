@@ -94,6 +94,33 @@ class Finding(TypedDict):
     fixes: list[str]            # one line per fix: "<kind>: <title> — <commands>"
     fix_steps: list[Fix]
     tickets: list[Ticket]
+    explained_by: NotRequired[str | None]  # the finding this one is a consequence of (runbook leads_to, as: cause)
+    rank_reason: NotRequired[str]          # why it ranks where it does: "consequence of X: ...", "trigger of Y: ..."
+
+
+class RuledOut(TypedDict):
+    """A runbook some symptom of which was seen, that is no finding, and why not."""
+    runbook: str                # slug
+    title: str
+    kind: str                   # excluded | missing-required | condition (the first rule that failed)
+    reason: str                 # every rule that failed, naming the symptoms: "required X (title) not seen"
+    symptoms: list[str]         # its symptoms seen in the bundle, whatever their role
+
+
+class MissingSymptom(TypedDict):
+    symptom: str                # id
+    title: str
+
+
+class Candidate(TypedDict):
+    """When there is no finding: a runbook the seen symptoms point at, and what would decide it."""
+    runbook: str
+    title: str
+    score: float                # the weights of its symptoms and relations seen so far
+    found: list[str]            # its symptom ids seen (where conditions holding)
+    missing: list[MissingSymptom]  # required symptoms not seen (a group's alternatives all listed)
+    next_step: str              # what would confirm or rule it out
+    where: str | None           # the file or command that would show the missing symptom
 
 
 class Symptom(TypedDict):
@@ -161,6 +188,8 @@ class Stats(TypedDict):
 
 class Result(TypedDict):
     findings: list[Finding]     # best first
+    ruled_out: NotRequired[list[RuledOut]]    # considered runbooks that are no finding
+    candidates: NotRequired[list[Candidate]]  # ranked, only when there is no finding
     symptoms: list[Symptom]
     unmatched: list[Unmatched]
     timeline: list[TimelineItem]

@@ -12,10 +12,11 @@ import re
 from typing import Any
 
 from analyzers.runbook_vocabulary import (
-    CAPTURE_TYPES, COMPONENTS, DURATION_RE, FACTS, FIX_KEYS, FIX_KINDS,
-    KNOB_KEYS, OPS, RELATION_KEYS, ROLES, SEVERITIES, SLUG_RE,
-    STEP_KEYS, SYMPTOM_DEF_KEYS, SYMPTOM_USE_KEYS, TICKET_KEYS, TICKET_STATUSES, TOP_KEYS, UNSUPPORTED_RE, VERSION_COMPONENTS,
+    CAPTURE_TYPES, COMPONENTS, DURATION_RE, FACTS, FIX_KEYS, FIX_KINDS, KNOB_KEYS, OPS, RELATION_KEYS, ROLES, SEVERITIES,
+    SLUG_RE, STEP_KEYS, SYMPTOM_DEF_KEYS, SYMPTOM_USE_KEYS, TICKET_KEYS, TICKET_STATUSES, TOP_KEYS, UNSUPPORTED_RE, VERSION_COMPONENTS,
 )
+from analyzers.fill import check_fill
+from analyzers.runbook_links import check_leads_to
 from analyzers.versions import parse_range
 
 
@@ -91,8 +92,9 @@ def check_symptom_definition(d: Any, p: Problems, expected_id: str | None = None
         p.error("id", f"{sid!r} is not kebab-case")
     elif expected_id is not None and sid != expected_id:
         p.error("id", f"'{sid}' does not match the file name '{expected_id}'")
-    if "title" in d:
-        p.text(d["title"], "title", 200)
+    for key, limit in (("title", 200), ("look_in", 300)):
+        if key in d:
+            p.text(d[key], key, limit)
     if ("patterns" in d) == ("fact" in d):
         p.error("symptom", "needs exactly one of 'patterns' or 'fact'")
     captures = d.get("captures") or {}
@@ -169,9 +171,11 @@ def check_runbook_meta(meta: dict[str, Any], p: Problems, library: dict[str, dic
     for i, sid in enumerate(p.items(meta.get("chain") or [], "chain")):
         if sid not in ids:
             p.error(f"chain[{i}]", f"unknown symptom id {sid!r}")
+    check_leads_to(meta.get("leads_to") or [], slug, p)
     _check_knobs(meta.get("knobs") or [], p)
     _check_fixes(meta.get("fixes"), p)
     _check_references(meta, p)
+    p.errors.extend(f"{p.path}: {w}: {m}" for w, m in check_fill(meta.get("fill", {}), meta.get("fixes"), set(library)))
 
 
 def _check_symptom_uses(symptoms: Any, p: Problems, library: dict[str, dict[str, Any]]) -> set[str]:

@@ -26,10 +26,14 @@ TOP_KEYS = {
     "slug": True, "title": True, "summary": True, "components": True, "severity": True,
     "symptoms": True, "fixes": True, "affected_versions": False, "relations": False,
     "chain": False, "knobs": False, "tickets": False, "references": False, "differential": False,
+    "fill": False,
+    "leads_to": False,
 }
 # A symptom's definition lives in runbooks/symptoms/<id>.yaml; a runbook only uses it.
-SYMPTOM_DEF_KEYS = {"id", "title", "patterns", "fact", "captures", "level", "examples", "sources", "description"}
+SYMPTOM_DEF_KEYS = {"id", "title", "patterns", "fact", "captures", "level", "examples", "sources", "description", "look_in"}
 SYMPTOM_USE_KEYS = {"role", "weight", "where", "veto", "group"}
+LEADS_TO_KEYS = {"slug", "as", "why", "hosts", "within"}
+LEADS_TO_KINDS = ("cause", "trigger")
 RELATION_KEYS = {"first", "then", "within", "order", "hosts", "role", "weight", "why"}
 KNOB_KEYS = {"key", "component", "file", "default", "defaults", "recommended", "why"}
 FIX_KEYS = {"title", "kind", "steps"}

@@ -4,8 +4,10 @@
 Plain Python: the CLI and the Django sync command both call load_runbooks().
 A runbook lists the symptoms it uses by id, with its own role and weight;
 the definition (patterns, captures, examples) lives once in the library.
-`Runbook.meta` is the front matter with each symptom's definition merged in,
-the form the engine reads; `dump_runbook` writes the file form back.
+`Runbook.meta` is the front matter with each symptom's definition merged in
+(the form the app stores as JSON); `Runbook.spec` is the same typed, with
+durations parsed (analyzers/runbook_spec.py), the form the engine reads;
+`dump_runbook` writes the file form back.
 Validation is strict on purpose: an unknown key is usually a typo that would
 silently disable a signature. Every problem of a file is reported at once.
 """
@@ -22,6 +24,8 @@ import yaml
 from analyzers.runbook_checks import (  # noqa: F401  (RunbookError: the loader's error)
     Problems, RunbookError, check_runbook_meta, check_symptom_definition,
 )
+from analyzers.runbook_links import link_problems
+from analyzers.runbook_spec import RunbookSpec, runbook_spec
 from analyzers.runbook_vocabulary import SYMPTOM_DEF_KEYS
 
 SYMPTOMS_DIR = "symptoms"
@@ -35,6 +39,7 @@ class Runbook:
     body: str
     path: str = ""
     warnings: list[str] = field(default_factory=list)
+    spec: RunbookSpec | None = None   # meta typed, as the engine reads it (set by parse_runbook)
 
     @property
     def title(self) -> str:
@@ -101,7 +106,7 @@ def parse_symptom(text: str, path: str = "<text>", expected_id: str | None = Non
 
 def dump_symptom(definition: dict[str, Any]) -> str:
     ordered = {k: definition[k] for k in
-               ("id", "title", "description", "patterns", "fact", "captures", "level", "examples", "sources")
+               ("id", "title", "description", "look_in", "patterns", "fact", "captures", "level", "examples", "sources")
                if k in definition}
     return yaml.safe_dump(ordered, sort_keys=False, allow_unicode=True, width=4096)
 
@@ -148,7 +153,7 @@ def parse_runbook(text: str, path: str = "<text>", expected_slug: str | None = N
     p.raise_if_any()
     meta = dict(meta)
     meta["symptoms"] = resolve_symptoms(meta["symptoms"], library)
-    return Runbook(slug=meta["slug"], meta=meta, body=body, path=path, warnings=p.warnings)
+    return Runbook(slug=meta["slug"], meta=meta, body=body, path=path, warnings=p.warnings, spec=runbook_spec(meta))
 
 
 def dump_runbook(meta: dict[str, Any], body: str) -> str:
@@ -178,13 +183,16 @@ def load_runbooks(directory: str | Path) -> Catalog:
 
 
 def check_catalog(catalog: Catalog, library_dir: str = f"runbooks/{SYMPTOMS_DIR}") -> None:
-    """Cross-file checks: differentials name runbooks that exist; library
-    symptoms that no runbook uses are reported as warnings."""
+    """Cross-file checks: differentials and leads_to links name runbooks that
+    exist, and the links rank no runbook above itself; library symptoms that no
+    runbook uses are reported as warnings."""
     errors = [
         f"{rb.path}: differential names unknown runbook '{d['slug']}'"
         for rb in catalog.runbooks.values() for d in rb.meta.get("differential") or []
         if d["slug"] not in catalog.runbooks
     ]
+    errors += link_problems({s: rb.meta for s, rb in catalog.runbooks.items()},
+                            {s: rb.path for s, rb in catalog.runbooks.items()})
     if errors:
         raise RunbookError("\n".join(errors), errors)
     for sid, slugs in catalog.symptom_runbooks().items():

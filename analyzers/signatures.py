@@ -1,11 +1,15 @@
-"""All signatures of all runbooks compiled into one multi-pattern matcher.
+"""All signatures of all runbooks behind one multi-literal prefilter.
 
 Hyperscan finds candidate lines in one pass over the bytes (Spark SQL regex is
 two orders of magnitude too slow: docs/architecture.md); Python `re` then
-confirms each candidate line and extracts the named captures. Patterns are
-compiled with HS_FLAG_PREFILTER, so Hyperscan may report more than the
-pattern matches but never less: the confirmation step keeps results exact.
-Without the hyperscan wheel, a pure-Python matcher does the same job slowly.
+decides each candidate line and extracts the named captures. What Hyperscan
+looks for are the literal strings each pattern cannot match without
+(analyzers/literals.py), compiled with its pure-literal compiler: the bundled
+Vectorscan drops matches of regexes compiled together into one database (see
+analyzers/literals.py), so the regexes themselves never go to Hyperscan. A
+line holding a pattern's literal is a candidate for that pattern; `re` keeps
+the result exact. Without the hyperscan wheel, a pure-Python matcher does the
+same job slowly.
 """
 
 from __future__ import annotations
@@ -13,6 +17,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable
+
+from analyzers.literals import is_caseless, required_literal_sets
+from analyzers.runbook_spec import RunbookSpec, as_specs
 
 try:
     import hyperscan
@@ -59,16 +66,16 @@ class Signature:
     pattern: str      # Python regex
 
 
-def signatures_from_runbooks(runbooks: Iterable[dict[str, Any]]) -> list[Signature]:
+def signatures_from_runbooks(runbooks: Iterable[RunbookSpec | dict[str, Any]]) -> list[Signature]:
     """One Signature per (symptom, pattern); a shared symptom is compiled once."""
     seen: set[tuple[str, str]] = set()
     out: list[Signature] = []
-    for meta in runbooks:
-        for s in meta.get("symptoms", []):
-            for p in s.get("patterns") or []:
-                if (s["id"], p) not in seen:
-                    seen.add((s["id"], p))
-                    out.append(Signature(s["id"], p))
+    for rb in as_specs(runbooks):
+        for s in rb.symptoms:
+            for p in s.patterns:
+                if (s.id, p) not in seen:
+                    seen.add((s.id, p))
+                    out.append(Signature(s.id, p))
     out.append(Signature(ERROR_KEY, ERROR_LINE))
     for comp, pats in VERSION_PATTERNS.items():
         out.extend(Signature(VERSION_KEY_PREFIX + comp, p) for p in pats)
@@ -76,7 +83,7 @@ def signatures_from_runbooks(runbooks: Iterable[dict[str, Any]]) -> list[Signatu
 
 
 def to_hyperscan(pattern: str) -> bytes:
-    """Python named groups are not Hyperscan syntax; the captures come from `re` later."""
+    """Python named groups are not Hyperscan syntax (scripts/bench.py turns signatures into grep EREs)."""
     return _NAMED_GROUP.sub("(?:", pattern).encode("utf-8")
 
 
@@ -93,6 +100,10 @@ class Matcher:
         # A second database without the error-line pattern: once a range has sampled
         # enough unmatched error lines, scanning goes on without paying for them.
         self._signature_ids = [i for i, s in enumerate(signatures) if s.key != ERROR_KEY]
+        # Per signature, one or two sets of literals: a candidate line holds one string of each.
+        self._literals = [required_literal_sets(s.pattern) for s in signatures]
+        # A pattern with no literal every match contains: `re` tries it on every line.
+        self._unfiltered = [i for i, lits in enumerate(self._literals) if not lits]
         self._db = self._compile(list(range(len(signatures)))) if hyperscan is not None else None
         self._db_no_errors = None   # compiled on first need: most bundles never fill the error sample
 
@@ -100,35 +111,69 @@ class Matcher:
     def engine(self) -> str:
         return "hyperscan" if self._db is not None else "python-re"
 
-    def _compile(self, ids: list[int]):
+    def _compile(self, ids: list[int]) -> _LiteralDatabase:
+        """A pure-literal database, and per literal id the signatures it stands for."""
+        owners: dict[tuple[bytes, bool], tuple[list[int], list[tuple[int, int]]]] = {}
+        for i in ids:
+            caseless = is_caseless(self.signatures[i].pattern)
+            sets = self._literals[i]
+            for part, literals in enumerate(sets):
+                for literal in sorted(literals):
+                    single, paired = owners.setdefault((literal.encode("utf-8"), caseless), ([], []))
+                    if len(sets) == 1:
+                        single.append(i)
+                    else:
+                        paired.append((i, part))
+        keys = list(owners)
         db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
-        db.compile(
-            expressions=[to_hyperscan(self.signatures[i].pattern) for i in ids],
-            ids=ids,
-            elements=len(ids),
-            flags=[flags] * len(ids),
-        )
-        return db
+        if keys:
+            db.compile(
+                expressions=[literal for literal, _ in keys],
+                ids=list(range(len(keys))),
+                elements=len(keys),
+                flags=[hyperscan.HS_FLAG_CASELESS if caseless else 0 for _, caseless in keys],
+                literal=True,
+            )
+        chosen = set(ids)
+        return _LiteralDatabase(db, [owners[k][0] for k in keys], [owners[k][1] for k in keys],
+                                {n for n, k in enumerate(keys) if owners[k][1]},
+                                [i for i in self._unfiltered if i in chosen])
 
     def candidates(self, data: bytes, errors: bool = True) -> list[tuple[int, int, int]]:
         if self._db is None:
             return self._candidates_python(data, errors)
         if not errors and self._db_no_errors is None:
             self._db_no_errors = self._compile(self._signature_ids)
-        db = self._db if errors else self._db_no_errors
-        found: set[tuple[int, int]] = set()
-        add = found.add
+        lits = self._db if errors else self._db_no_errors
+        single, paired, paired_ids = lits.single, lits.paired, lits.paired_ids
+        hits: set[tuple[int, int]] = set()   # (line start, literal id)
+        add = hits.add
 
-        def on_match(idx: int, _from: int, to: int, _flags: int, _ctx: Any) -> None:
-            add((idx, data.rfind(b"\n", 0, to) + 1 if to else 0))
+        def on_match(literal_id: int, _from: int, to: int, _flags: int, _ctx: Any) -> None:
+            # The line of the literal's last byte, itself a "\n" when the literal ends with $.
+            # Returns None: a truthy value would stop the scan.
+            add((data.rfind(b"\n", 0, to - 1) + 1, literal_id))
 
-        db.scan(data, match_event_handler=on_match)
+        if single:
+            # The last line's $ needs its "\n" too (offsets in data are unchanged).
+            lits.db.scan(data if data.endswith(b"\n") else data + b"\n", match_event_handler=on_match)
+        found = {(start, idx) for start, literal_id in hits for idx in single[literal_id]}
+        if paired_ids:
+            first_part: dict[tuple[int, int], int] = {}
+            for start, literal_id in hits:
+                if literal_id in paired_ids:
+                    for idx, part in paired[literal_id]:
+                        if first_part.setdefault((start, idx), part) != part:
+                            found.add((start, idx))   # a string of each set on this line
+        if lits.unfiltered:
+            found.update((start, idx) for start in _line_starts(data) for idx in lits.unfiltered)
         out = []
-        for idx, start in found:
-            end = data.find(b"\n", start)
-            out.append((idx, start, len(data) if end < 0 else end))
-        out.sort(key=lambda t: (t[1], t[0]))
+        last_start = end = -1
+        for start, idx in sorted(found):
+            if start != last_start:
+                last_start, end = start, data.find(b"\n", start)
+                end = len(data) if end < 0 else end
+            out.append((idx, start, end))
         return out
 
     def _candidates_python(self, data: bytes, errors: bool) -> list[tuple[int, int, int]]:
@@ -145,6 +190,23 @@ class Matcher:
 
     def confirm(self, idx: int, line: str) -> re.Match[str] | None:
         return self.regexes[idx].search(line)
+
+
+def _line_starts(data: bytes) -> Iterable[int]:
+    yield 0
+    pos = data.find(b"\n")
+    while 0 <= pos < len(data) - 1:
+        yield pos + 1
+        pos = data.find(b"\n", pos + 1)
+
+
+@dataclass(frozen=True)
+class _LiteralDatabase:
+    db: Any
+    single: list[list[int]]                   # literal id -> signatures with one literal set
+    paired: list[list[tuple[int, int]]]       # literal id -> (signature, which of its two sets)
+    paired_ids: set[int]                      # literal ids with paired owners
+    unfiltered: list[int]                     # signatures with no literal: every line
 
 
 _CACHE: dict[tuple[Signature, ...], Matcher] = {}

@@ -11,6 +11,9 @@
   A team's own runbooks and overlays are edited by its admins (and staff for
   team runbooks). Library symptoms likewise: staff change the library, a
   team admin's edit is the team's own version of the symptom.
+- Teams: a team's page is its members'; only its admins add or remove members
+  and set roles; a team always keeps one admin (kb.services.teams). Staff and
+  team admins may create a team.
 """
 
 from __future__ import annotations
@@ -104,3 +107,23 @@ def symptom_can_edit(*, user: Any, symptom: Symptom, team: Team | None = None) -
     carries its definition): a maintainer changes it for everyone, an admin of
     `team` saves the team's own version (kb.services.symptom_overlays)."""
     return is_maintainer(user) or (team is not None and team.pk in admin_team_ids(user))
+
+
+def team_is_admin(user: Any, team: Team | int) -> bool:
+    team_id = team if isinstance(team, int) else team.pk
+    return team_id in admin_team_ids(user)
+
+
+def require_team_admin(user: Any, team: Team) -> None:
+    """Changing a team's members is for that team's admins only (staff included:
+    staff manage teams in the Django admin, not as a back door here)."""
+    if not team_is_admin(user, team):
+        raise PermissionDenied("Only an admin of the team may change its members.")
+
+
+def team_can_create(user: Any) -> bool:
+    """Staff, and anyone who is already an admin of a team, may create a team
+    (and become its first admin)."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return False
+    return bool(user.is_staff or user.is_superuser or admin_team_ids(user))

@@ -6,7 +6,7 @@ from django import forms
 from django.db.models import Q
 
 from analyzers.runbook_vocabulary import COMPONENTS, SEVERITIES
-from kb.models import FindingFeedback, Incident, Runbook, Team
+from kb.models import FindingFeedback, Incident, Membership, Runbook, Team
 from kb.selectors.incidents import team_members
 from kb.services.collab import MAX_BODY, MAX_REASON
 from kb.services.search import MAX_LOG_CHARS
@@ -166,3 +166,16 @@ class RunbookNoteForm(forms.Form):
 
     def clean_team(self) -> Team | None:
         return self.cleaned_data.get("team") or self.only_team
+
+
+class TeamCreateForm(forms.Form):
+    name = forms.CharField(max_length=100, label="Team name")
+
+
+class MemberAddForm(forms.Form):
+    username = forms.CharField(max_length=150, label="Username")
+    role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.MEMBER)
+
+
+class MemberRoleForm(forms.Form):
+    role = forms.ChoiceField(choices=Membership.Role.choices)

@@ -35,4 +35,5 @@ urlpatterns = [
     path("", include("kb.urls_incidents")),
     path("", include("kb.urls_pipeline")),
     path("", include("kb.urls_collab")),
+    path("", include("kb.urls_teams")),
 ]

@@ -20,6 +20,8 @@
      the same files, for a baseline.
 3. Checks that the findings on each generated bundle include the runbooks the
    sprinkled seed bundles expect.
+4. Prints the calibration table on the fixture set (scripts/calibration.py):
+   per confidence bin, mean predicted confidence against observed precision.
 
 Targets: local >= 100 MB/s on one core; spark >= 150 MB/s on 2 cores.
 """
@@ -779,6 +781,10 @@ def main(argv: list[str] | None = None) -> int:
             + (f"; the noise adds {', '.join(extra)}" if extra else ""))
         if missing:
             failures.append(f"{key}: {', '.join(missing)}")
+
+    from scripts import calibration
+
+    print("\n" + "\n".join(calibration.report(*calibration.measure())), flush=True)
     return 1 if failures else 0
 
 

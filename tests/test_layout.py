@@ -74,3 +74,14 @@ def test_no_import_cycle_in_kb_or_analyzers():
         if name not in state:
             visit(name, [name])
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+MAX_LINES = 300
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_python_file_of_kb_or_analyzers_is_over_300_lines(package):
+    # Migrations are generated; everything else is split by responsibility before it grows past this.
+    long = {name: n for name, path in _modules(package).items()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}

@@ -7,8 +7,11 @@
           "undated": [<items without a timestamp>], ...}
 
 Hosts are horizontal lanes; each piece of evidence is a mark placed by its
-timestamp and coloured by the (best ranked) finding it supports, grey when no
-finding uses it. The template (`_timeline_svg.html`) draws it with
+timestamp, coloured by the (best ranked) finding it supports (grey when no
+finding uses it) and labelled with its symptom's short name where there is
+room. Where marks crowd a lane (thousands of events) they are drawn as bins
+with their count that zoom into their time range; `zoom` narrows the axis to
+a time range (the page's `tl_from`/`tl_to` query parameters). The template (`_timeline_svg.html`) draws it with
 autoescaping, so log text never reaches the page unescaped. Pure functions:
 no Django, no I/O.
 """
@@ -30,6 +33,13 @@ LANE_H = 36
 AXIS_H = 40
 MAX_LANES = 60         # beyond this, the remaining hosts share one lane
 MAX_TICKS = 8
+BUCKET_PX = 12         # marks closer than this in a lane share a bucket ...
+FAN_MAX = 9            # ... which becomes one bin past this many marks,
+DENSE_ABOVE = 500      # or, past this many events in all (more than a result's timeline holds),
+DENSE_FAN_MAX = 3      # past this many: thousands of fanned-out marks are unreadable,
+DENSE_BUCKET_PX = 24   # and the buckets twice as wide (about 30 bins a lane)
+LABEL_CHARS = 24       # a mark's label: its symptom's title, cut
+LABEL_PX = 5.6         # width of a label character at font-size 10
 OTHER_HOSTS = "(other hosts)"
 NO_HOST = "(no host)"
 # Tick steps in seconds, from 1 ms to 30 days.
@@ -132,25 +142,34 @@ def _title(item: dict[str, Any], symptom_titles: dict[str, str], runbook_titles:
 
 def timeline_build(items: list[dict[str, Any]], *, colours: dict[str, str],
                    symptom_titles: dict[str, str] | None = None,
-                   runbook_titles: dict[str, str] | None = None) -> dict[str, Any]:
-    """Geometry of the timeline SVG (see the module docstring)."""
+                   runbook_titles: dict[str, str] | None = None,
+                   zoom: dict[str, datetime] | None = None) -> dict[str, Any]:
+    """Geometry of the timeline SVG (see the module docstring). `zoom`
+    ({"start", "end"} naive UTC datetimes) keeps only what lies between them."""
     symptom_titles, runbook_titles = symptom_titles or {}, runbook_titles or {}
     dated = [(parse_ts(i.get("timestamp")), i) for i in items]
     undated = [i for ts, i in dated if ts is None]
     dated = [(ts, i) for ts, i in dated if ts is not None]
+    full = (min(ts for ts, _ in dated), max(ts for ts, _ in dated)) if dated else (None, None)
+    if zoom:
+        dated = [(ts, i) for ts, i in dated if zoom["start"] <= ts <= zoom["end"]]
     legend = [{"runbook": slug, "title": runbook_titles.get(slug, slug), "colour": c}
               for slug, c in colours.items()]
     legend.append({"runbook": "", "title": "symptom no finding uses", "colour": GREY})
-    out: dict[str, Any] = {"width": WIDTH, "height": 0, "lanes": [], "ticks": [], "marks": [],
-                           "legend": legend, "undated": undated, "count": len(dated),
+    out: dict[str, Any] = {"width": WIDTH, "height": 0, "lanes": [], "ticks": [], "marks": [], "bins": [],
+                           "legend": legend, "undated": undated, "count": len(dated), "zoomed": bool(zoom),
+                           "full_start": full[0], "full_end": full[1], "spans": [],
                            "start": None, "end": None, "plot_x0": LABEL_W, "plot_x1": WIDTH - RIGHT_PAD}
     if not dated:
         return out
     lanes = _lanes(sorted({i.get("host") or NO_HOST for _, i in dated}))
     lane_of = {h: n for n, h in enumerate(lanes)}
-    lo, hi = _seconds(min(ts for ts, _ in dated)), _seconds(max(ts for ts, _ in dated))
+    if zoom:
+        lo, hi = _seconds(zoom["start"]), _seconds(zoom["end"])
+    else:
+        lo, hi = _seconds(min(ts for ts, _ in dated)), _seconds(max(ts for ts, _ in dated))
     out["start"], out["end"] = _from_seconds(lo), _from_seconds(hi)
-    pad = max((hi - lo) * 0.03, 0.0005) if hi > lo else 30.0
+    pad = 0.0 if zoom else (max((hi - lo) * 0.03, 0.0005) if hi > lo else 30.0)
     lo_p, hi_p = lo - pad, hi + pad
     x0, x1 = LABEL_W, WIDTH - RIGHT_PAD
 
@@ -163,130 +182,103 @@ def timeline_build(items: list[dict[str, Any]], *, colours: dict[str, str],
     out["lanes"] = [{"host": h, "y": TOP + LANE_H * n, "mid": TOP + LANE_H * n + LANE_H / 2,
                      "label": h if len(h) <= 24 else h[:23] + "…", "odd": n % 2 == 1} for n, h in enumerate(lanes)]
     out["ticks"], out["step"] = _ticks(lo_p, hi_p, x_of)
-    out["marks"] = _marks(dated, lane_of, x_of, colours, symptom_titles, runbook_titles)
+    edges = [lo_p] + [lo_p + (t["x"] - x0) / (x1 - x0) * (hi_p - lo_p) for t in out["ticks"]] + [hi_p]
+    out["spans"] = [{"x": round(x_of(a), 1), "w": round(x_of(b) - x_of(a), 1),
+                     "start": _iso(a), "end": _iso(b)} for a, b in zip(edges, edges[1:]) if b > a]
+    out["marks"], out["bins"] = _marks(dated, lane_of, x_of, colours, symptom_titles, runbook_titles)
+    _label(out["marks"], out["bins"])
     return out
 
 
-def _marks(dated, lane_of, x_of, colours, symptom_titles, runbook_titles) -> list[dict[str, Any]]:
-    """Marks in time order. Marks that would overlap in a lane are packed into a
-    small grid (three rows, then a column further right), keeping their order."""
+def _iso(seconds: float) -> str:
+    return _from_seconds(round(seconds, 3)).isoformat(timespec="milliseconds")
+
+
+def _best_runbook(items: list[dict[str, Any]], colours: dict[str, str]) -> str:
+    uses = {r for i in items for r in i.get("runbooks") or []}
+    return next((s for s in colours if s in uses), "")   # colours are in rank order
+
+
+def _marks(dated, lane_of, x_of, colours, symptom_titles, runbook_titles):
+    """Marks in time order, and bins. Marks that would overlap in a lane are
+    packed into a small grid (three rows, then a column further right); past
+    FAN_MAX in one BUCKET_PX column of a lane (DENSE_FAN_MAX in DENSE_BUCKET_PX
+    when there are thousands) they become one bin that shows its count and
+    zooms into its time range."""
     rows = [0, -9, 9]
-    taken: dict[tuple[int, int], int] = {}
-    marks = []
+    dense = len(dated) > DENSE_ABOVE
+    bucket_px = DENSE_BUCKET_PX if dense else BUCKET_PX
+    buckets: dict[tuple[int, int], list[tuple[datetime, dict[str, Any], float]]] = {}
     for ts, item in sorted(dated, key=lambda p: (p[0], str(p[1].get("path")), p[1].get("line") or 0)):
-        host = item.get("host") or NO_HOST
-        lane = lane_of.get(host, lane_of.get(OTHER_HOSTS, 0))
+        lane = lane_of.get(item.get("host") or NO_HOST, lane_of.get(OTHER_HOSTS, 0))
         x = x_of(_seconds(ts))
-        bucket = (lane, int(x // 8))
-        n = taken.get(bucket, 0)
-        taken[bucket] = n + 1
-        uses = set(item.get("runbooks") or [])
-        supported = [s for s in colours if s in uses]   # colours are in rank order
-        runbook = supported[0] if supported else ""
-        marks.append({
-            "x": round(x + 11 * (n // len(rows)), 1),
-            "y": TOP + LANE_H * lane + LANE_H / 2 + rows[n % len(rows)],
-            "r": 5 if runbook else 4,
-            "colour": colours[runbook] if runbook else GREY,
-            "runbook": runbook,
-            "href": "#" + evidence_anchor(item.get("path"), item.get("line")),
-            "title": _title(item, symptom_titles, runbook_titles),
-        })
-    return marks
-
-# Lower layers fail first and take the layers above them down: a chain that
-# starts in the kernel comes before one that starts in a TaskManager.
-COMPONENT_LAYERS = [
-    ("kernel", 0), ("os", 0), ("syslog", 0), ("dmesg", 0), ("jvm", 1), ("gc", 1),
-    ("zookeeper", 2), ("hdfs-", 3), ("yarn-", 3), ("hbase-", 4), ("kafka-", 4),
-    ("flink-jobmanager", 5), ("spark-driver", 5), ("flink-taskmanager", 6), ("spark-executor", 6),
-]
-UNKNOWN_LAYER = 7
-RELATED_WITHIN = timedelta(minutes=15)
-
-
-def component_layer(component: str | None) -> int:
-    for prefix, layer in COMPONENT_LAYERS:
-        if (component or "").startswith(prefix):
-            return layer
-    return UNKNOWN_LAYER
-
-
-def _finding_steps(finding: dict[str, Any]) -> list[dict[str, Any]]:
-    """The finding's chain; without one, the first line of each symptom in time order."""
-    if finding.get("chain"):
-        return [dict(s) for s in finding["chain"]]
-    firsts: dict[str, dict[str, Any]] = {}
-    for ev in sorted(finding.get("evidence") or [], key=lambda e: (e.get("timestamp") or "9999", e.get("line") or 0)):
-        firsts.setdefault(ev.get("symptom") or "", dict(ev))
-    return list(firsts.values())[:5]
-
-
-def _window(finding: dict[str, Any]) -> tuple[datetime, datetime] | None:
-    stamps = [t for t in (parse_ts(e.get("timestamp")) for e in finding.get("evidence") or []) if t]
-    return (min(stamps), max(stamps)) if stamps else None
-
-
-def _near(a: tuple[datetime, datetime] | None, b: tuple[datetime, datetime] | None) -> bool:
-    return bool(a and b) and a[0] - RELATED_WITHIN <= b[1] and b[0] - RELATED_WITHIN <= a[1]
-
-
-def chain_build(findings: list[dict[str, Any]], *, components: dict[str, str],
-                related: set[frozenset[str]]) -> list[dict[str, Any]]:
-    """The findings' chains joined into stories, trigger first.
-
-    Findings are in one story when one runbook names the other as a look-alike
-    (`related` pairs of slugs) or their evidence lies within 15 minutes. Inside
-    a story, a chain whose first step is lower in the stack (kernel < JVM <
-    ZooKeeper < HDFS/YARN < ... < TaskManager) comes first: host clocks differ
-    and a stall is only logged when it ends, so timestamps alone mislead.
-    `components` maps a bundle path to its component.
-    """
-    slugs = [f["runbook"] for f in findings]
-    group = {s: s for s in slugs}
-
-    def root(s: str) -> str:
-        while group[s] != s:
-            s = group[s]
-        return s
-
-    windows = {f["runbook"]: _window(f) for f in findings}
-    for i, a in enumerate(slugs):
-        for b in slugs[i + 1:]:
-            if frozenset((a, b)) in related or _near(windows[a], windows[b]):
-                group[root(b)] = root(a)
-    stories: dict[str, list[tuple[int, dict[str, Any]]]] = {}
-    for rank, f in enumerate(findings):
-        stories.setdefault(root(f["runbook"]), []).append((rank, f))
-    out = []
-    for members in stories.values():
-        ordered = []
-        for rank, f in members:
-            steps = _finding_steps(f)
-            first = steps[0] if steps else {}
-            key = (component_layer(components.get(first.get("path") or "")), first.get("timestamp") or "9999", rank)
-            ordered.append((key, f, steps))
-        ordered.sort(key=lambda t: t[0])
-        steps_out: list[dict[str, Any]] = []
-        for _, f, steps in ordered:
-            for n, step in enumerate(steps):
-                step.update(runbook=f["runbook"], finding_title=f.get("title"), starts_finding=n == 0,
-                            component=components.get(step.get("path") or ""),
-                            href="#" + evidence_anchor(step.get("path"), step.get("line")))
-                steps_out.append(step)
-        out.append({"findings": [f["runbook"] for _, f, _ in ordered], "steps": steps_out,
-                    "backwards": _backwards(steps_out)})
-    return out
-
-
-def _backwards(steps: list[dict[str, Any]]) -> list[int]:
-    """Indexes of steps whose timestamp is earlier than the dated step before them."""
-    out, last = [], None
-    for n, step in enumerate(steps):
-        ts = parse_ts(step.get("timestamp"))
-        if ts is None:
+        buckets.setdefault((lane, int(x // bucket_px)), []).append((ts, item, x))
+    marks, bins = [], []
+    fan_max = DENSE_FAN_MAX if dense else FAN_MAX
+    for (lane, bucket), members in buckets.items():
+        mid = TOP + LANE_H * lane + LANE_H / 2
+        if len(members) > fan_max:
+            runbook = _best_runbook([i for _, i, _ in members], colours)
+            names = sorted({symptom_titles.get(i.get("symptom") or "", i.get("symptom") or "") for _, i, _ in members})
+            first, last = members[0][0], members[-1][0]
+            bins.append({"x": round(min(x for *_, x in members), 1), "y": mid, "count": len(members), "lane": lane,
+                         "w": max(bucket_px - 2, round(max(x for *_, x in members) - min(x for *_, x in members), 1)),
+                         "colour": colours[runbook] if runbook else GREY, "runbook": runbook,
+                         "start": _iso(_seconds(first) - 0.0005), "end": _iso(_seconds(last) + 0.0005),
+                         "title": f"{len(members)} events, {first:%H:%M:%S} to {last:%H:%M:%S}: " + ", ".join(names[:6])})
             continue
-        if last is not None and ts < last:
-            out.append(n)
-        last = ts
-    return out
+        for n, (ts, item, x) in enumerate(members):
+            runbook = _best_runbook([item], colours)
+            symptom = symptom_titles.get(item.get("symptom") or "", item.get("symptom") or "")
+            marks.append({
+                "x": round(x + 11 * (n // len(rows)), 1), "y": mid + rows[n % len(rows)],
+                "r": 5 if runbook else 4, "colour": colours[runbook] if runbook else GREY, "runbook": runbook,
+                "href": "#" + evidence_anchor(item.get("path"), item.get("line")),
+                "title": _title(item, symptom_titles, runbook_titles),
+                "short": short_name(symptom),
+                "lane": lane, "bucket": bucket, "label": "",
+            })
+    marks.sort(key=lambda m: (m["lane"], m["x"]))
+    return marks, bins
+
+
+def short_name(title: str) -> str:
+    """A symptom's title as a label: without its parenthesis, cut at a word.
+
+    >>> short_name("Kernel soft lockup (a CPU stuck in kernel mode)")
+    'Kernel soft lockup'
+    """
+    title = title.split(" (", 1)[0]
+    if len(title) <= LABEL_CHARS:
+        return title
+    return title[:LABEL_CHARS].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
+def _label(marks: list[dict[str, Any]], bins: list[dict[str, Any]]) -> None:
+    """Label each cluster of marks (one bucket of a lane) with its symptoms'
+    short names, right of its last mark or else left of its first: finding
+    clusters first, then left to right, never over another label or mark of
+    the lane nor outside the plot."""
+    clusters: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for m in marks:
+        clusters.setdefault((m["lane"], m["bucket"]), []).append(m)
+    placed: dict[int, list[tuple[float, float]]] = {}
+    order = sorted(clusters.values(), key=lambda ms: (not any(m["runbook"] for m in ms), min(m["x"] for m in ms)))
+    for members in order:
+        names = list(dict.fromkeys(m["short"] for m in members))
+        text = ", ".join(names[:2]) + (f" +{len(names) - 2}" if len(names) > 2 else "")
+        lane, width = members[0]["lane"], LABEL_PX * len(text)
+        right, left = max(m["x"] for m in members) + 8, min(m["x"] for m in members) - 8
+        spans = placed.setdefault(lane, [])
+        for start, end, anchor in ((right, right + width, "start"), (left - width, left, "end")):
+            if start < LABEL_W or end > WIDTH - 2 or any(start < b + 6 and a < end + 6 for a, b in spans):
+                continue
+            if any(o["lane"] == lane and start - 4 < o["x"] < end + 4 for o in marks if o not in members):
+                continue   # the label would cover another cluster's mark
+            if any(b["lane"] == lane and b["x"] < end + 4 and start - 4 < b["x"] + b["w"] for b in bins):
+                continue   # or a bin
+            spans.append((start, end))
+            head = members[0]
+            head.update(label=text, label_x=round(right if anchor == "start" else left, 1), label_anchor=anchor,
+                        label_start=round(start, 1), label_y=TOP + LANE_H * lane + LANE_H / 2 + 3.5)
+            break

@@ -21,6 +21,7 @@ class Incident(models.Model):
         INVESTIGATING = "investigating", "Investigating"
         MITIGATED = "mitigated", "Mitigated"
         RESOLVED = "resolved", "Resolved"
+        DUPLICATE = "duplicate", "Duplicate"
 
     class Severity(models.TextChoices):
         LOW = "low", "Low"
@@ -31,6 +32,9 @@ class Incident(models.Model):
     team = models.ForeignKey(Team, models.CASCADE, related_name="incidents")
     title = models.CharField(max_length=200)
     severity = models.CharField(max_length=10, choices=Severity.choices, default=Severity.MEDIUM)
+    # False: the severity follows the top finding of the latest analysis; a person
+    # changing it on the incident page sets this, and analyses leave it alone.
+    severity_set_by_person = models.BooleanField(default=False)
     status = models.CharField(max_length=15, choices=Status.choices, default=Status.OPEN)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True,
                               related_name="owned_incidents")

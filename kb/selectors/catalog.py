@@ -71,3 +71,17 @@ def catalog_metas(*, team: Team | int | None) -> list[dict[str, Any]]:
 
 def shipped_runbook(*, slug: str) -> Runbook | None:
     return Runbook.objects.filter(slug=slug, team__isnull=True, overlay_of__isnull=True).first()
+
+
+def catalog_symptoms(*, ids: set[str | None], team: Team | int | None) -> dict[str, tuple[str, dict[str, Any]]]:
+    """id -> (title, definition) of these library symptoms as `team` sees them:
+    its own versions (kb.services.symptom_overlays) in place of the library's."""
+    from kb.models import Symptom, SymptomOverlay
+
+    ids = set(ids) - {None}
+    found = {i: (t, d) for i, t, d in Symptom.objects.filter(id__in=ids).values_list("id", "title", "definition")}
+    if _team_id(team) is not None:
+        found.update({i: (t, d) for i, t, d in SymptomOverlay.objects.filter(
+            team_id=_team_id(team), dropped__isnull=True, symptom_id__in=ids).values_list(
+            "symptom_id", "title", "definition")})
+    return found

@@ -12,6 +12,7 @@ from kb.selectors.catalog import runbook_catalog
 from kb.services.symptom_overlays import symptom_as_seen
 from kb.lib.markdown import markdown_render
 from kb.lib.revisions import DiffLine, revision_diff
+from kb.selectors.calibration import runbook_precision
 
 FIX_KIND_LABELS = {"diagnosis": "Diagnose", "mitigation": "Mitigate now", "permanent": "Permanent fix"}
 
@@ -80,7 +81,18 @@ def runbook_detail(*, runbook: Runbook, team: Team | None) -> dict[str, Any]:
         "affected_versions": runbook.meta.get("affected_versions") or [],
         "relations": runbook.meta.get("relations") or [],
         "chain": runbook.meta.get("chain") or [],
+        "precision": runbook_precision(slug=runbook.slug),
+        **_links(runbook),
     }
+
+
+def _links(runbook: Runbook) -> dict[str, list[dict[str, Any]]]:
+    """The runbook's leads_to links and the other runbooks' links to it (ranking, runbooks/README.md)."""
+    metas = dict(Runbook.objects.values_list("slug", "meta"))
+    leads_to = [{**link, "known": link["slug"] in metas} for link in runbook.meta.get("leads_to") or []]
+    led_from = [{**link, "slug": slug} for slug, meta in sorted(metas.items()) if slug != runbook.slug
+                for link in (meta or {}).get("leads_to") or [] if link.get("slug") == runbook.slug]
+    return {"leads_to": leads_to, "led_from": led_from}
 
 
 def revision_latest(*, runbook: Runbook) -> RunbookRevision | None:

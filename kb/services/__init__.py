@@ -14,7 +14,9 @@ activity.py       activity_record (the one writer of an incident's activity stre
 collab.py         annotations, runbook field notes, finding feedback, follows (writes)
 notifications.py  notification_*, notify_mentions, collab_analysis_finished
 tokens.py         token_create, token_authenticate, token_revoke
-search.py         runbook_search_words, runbook_search_log
+search.py         word_search / runbook_search_words, runbook_search_log (+ ranked candidates), in a team's catalog
+search_index.py   RUNBOOK_INDEX: in-memory SQLite FTS5 (BM25) indexes, one per team catalog, word search reads
+teams.py          team_create, member_add, member_set_role, member_remove (the last admin stays), team_changes
 runbooks.py       runbook_save, runbook_update, runbook_parse_edit
 governance.py     runbook_edit_save (overlay or shipped), team_runbook_create, runbook_publish, proposals
 symptom_overlays.py  symptom_edit_save (library or the team's version), team_library, catalog_resolve

@@ -34,8 +34,9 @@ from kb.models import Analysis, Bundle, Finding, Incident, Team
 from kb.selectors.catalog import catalog_metas
 from kb.services.bundles import bundle_incident_for_upload, bundle_limits, bundle_store, safe_label
 from kb.services.context_store import context_dir, context_store_write
-from kb.services.storage import analyses_rate_check, storage_check_upload
+from kb.services.incidents import incident_severity_follow
 from kb.services.staged import staged_dir
+from kb.services.storage import analyses_rate_check, storage_check_upload
 from kb.services.leases import (
     Heartbeat,
     LeaseLost,
@@ -43,6 +44,7 @@ from kb.services.leases import (
     analysis_extend_lease,
     analysis_fail,
     announce_finished,
+    error_summary,
     lease_span,
     one_line,
 )
@@ -62,14 +64,6 @@ PROGRESS_EVERY = 1.0   # seconds between throttled progress writes
 
 class SparkUnavailable(Exception):
     """The worker's SparkSession could not start (no Java, no master); the message is one line."""
-
-
-def error_summary(exc: BaseException) -> str:
-    """One line for a user: the exception's type and first line, and for an error from
-    the JVM (py4j puts it on a line starting ": ") the Java exception, not its stack."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    java = next((line[2:] for line in lines if line.startswith(": ")), None)
-    return one_line(java or f"{type(exc).__name__}: {lines[0] if lines else ''}", 500)
 
 
 def analysis_upload(*, user, uploaded_file: UploadedFile, incident: Incident | None = None,
@@ -251,6 +245,9 @@ def _store(analysis_id: int, owner: str, result: dict[str, Any], engine: str, di
             raise LeaseLost(f"analysis {analysis_id}: lease of {owner} lost before the result was stored")
         Finding.objects.filter(analysis_id=analysis_id).delete()
         Finding.objects.bulk_create(findings)
+        incident_id = Analysis.objects.filter(id=analysis_id).values_list("bundle__incident_id", flat=True).first()
+        if incident_id is not None:
+            incident_severity_follow(incident_id=incident_id, result=result)
 
 
 def _digest(runbooks: list[dict[str, Any]]) -> str:

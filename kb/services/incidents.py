@@ -24,6 +24,7 @@ from kb.services.staged import analysis_staged_file
 CONTEXT_RADIUS = 10
 MAX_LINE_CHARS = 4000
 MAX_LINE_NUMBER = 10**9
+RECORD_SPAN = 400      # the longest record whose lines one context request shows
 
 
 def incident_create(*, team: Team, title: str, severity: str, user: Any) -> Incident:
@@ -54,6 +55,9 @@ def incident_update(*, incident: Incident, status: str | None = None, severity: 
     if severity is not None:
         if severity not in Incident.Severity.values:
             raise ValidationError({"severity": "Unknown severity."})
+        if severity != incident.severity:
+            incident.severity_set_by_person = actor is not None
+            fields.append("severity_set_by_person")
         incident.severity = severity
         fields.append("severity")
     if set_owner:
@@ -66,10 +70,25 @@ def incident_update(*, incident: Incident, status: str | None = None, severity: 
     after = {"status": incident.status, "severity": incident.severity,
              "owner": incident.owner.get_username() if incident.owner_id else ""}
     for field in fields:
-        if before[field] != after[field]:
+        if field in before and before[field] != after[field]:
             activity_record(incident=incident, actor=actor, verb=field, target=field,
                             **{"from": before[field], "to": after[field]})
     return incident
+
+
+def incident_severity_follow(*, incident_id: int, result: dict[str, Any]) -> None:
+    """The incident's severity becomes its new top finding's, unless a person set it."""
+    findings = result.get("findings") or []
+    severity = findings[0].get("severity") if findings else None
+    if severity not in Incident.Severity.values:
+        return
+    incident = Incident.objects.filter(pk=incident_id, severity_set_by_person=False).first()
+    if incident is None or incident.severity == severity:
+        return
+    before = incident.severity
+    Incident.objects.filter(pk=incident_id, severity_set_by_person=False).update(severity=severity)
+    activity_record(incident=incident, actor=None, verb="severity", target="severity",
+                    **{"from": before, "to": severity, "why": f"top finding {findings[0].get('runbook')}"})
 
 
 # -- evidence context ---------------------------------------------------------------
@@ -83,15 +102,18 @@ def analysis_file_entry(*, analysis: Analysis, path: str) -> dict[str, Any] | No
 
 
 def analysis_context(*, analysis: Analysis, path: str, line: int,
-                     radius: int = CONTEXT_RADIUS) -> dict[str, Any] | None:
-    """The lines around `line` of bundle file `path`, or None when `path` is not
-    one of the analysis's files. {"available": False} when the file is gone."""
+                     radius: int = CONTEXT_RADIUS, end: int | None = None) -> dict[str, Any] | None:
+    """The lines around `line` of bundle file `path` (through `end`, the last
+    line of a multi-line record, at most RECORD_SPAN further), or None when
+    `path` is not one of the analysis's files. {"available": False} when the file is gone."""
     entry = analysis_file_entry(analysis=analysis, path=path)
     if entry is None or not 1 <= line <= MAX_LINE_NUMBER:
         return None
     ctx: dict[str, Any] = {"path": path, "line": line, "host": entry.get("host"), "lines": [],
                            "available": False}
     first, last = max(1, line - radius), line + radius
+    if end is not None and line < end <= line + RECORD_SPAN:
+        last = end + radius
     stored = context_store_lines(analysis=analysis, path=path, first=first, last=last,
                                  max_line_bytes=MAX_LINE_CHARS * 4)
     if stored is not None:

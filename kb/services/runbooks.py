@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db import transaction
 
+from analyzers.runbook_links import link_problems
 from analyzers.runbooks import RunbookError, parse_runbook
 from analyzers.runbooks import Runbook as ParsedRunbook
 from kb.models import Fix, FixStep, Knob, Reference, Runbook, RunbookRevision, RunbookSymptom, Symptom, Ticket
@@ -111,15 +112,25 @@ def _derive_tables(runbook: Runbook) -> None:
     )
 
 
-def check_differential(parsed: ParsedRunbook, path: str, team_id: int | None) -> None:
-    """The cross-file check of analyzers.runbooks.check_catalog, for one
-    edited runbook against the other runbooks its team sees."""
+def check_links(parsed: ParsedRunbook, path: str, team_id: int | None) -> None:
+    """The cross-file checks of analyzers.runbooks.check_catalog (differential and
+    leads_to name known runbooks, no ranking cycle), for one edited runbook
+    against the other runbooks its team sees (kb.selectors.catalog)."""
     from kb.selectors.catalog import runbook_catalog
 
-    known = set(runbook_catalog(team=team_id).values_list("slug", flat=True)) | {parsed.slug}
+    metas = dict(runbook_catalog(team=team_id).values_list("slug", "meta"))
+    metas[parsed.slug] = parsed.meta
+    # Another runbook's link to one this team does not see (a published team runbook
+    # naming its team's unpublished one) is not this edit's to fix: left out.
+    metas = {slug: meta if slug == parsed.slug else
+             {**meta, "leads_to": [x for x in meta.get("leads_to") or [] if x["slug"] in metas]}
+             for slug, meta in metas.items()}
     for d in parsed.meta.get("differential") or []:
-        if d["slug"] not in known:
+        if d["slug"] not in metas:
             raise RunbookError(f"{path}: differential names unknown runbook '{d['slug']}'")
+    problems = link_problems(metas, {parsed.slug: path})
+    if problems:
+        raise RunbookError("\n".join(problems), problems)
 
 
 def runbook_update(
@@ -143,5 +154,5 @@ def runbook_parse_edit(*, text: str, slug: str | None, team_id: int | None) -> t
     its slug) of the catalog `team_id` sees; (parsed, text with LF endings)."""
     text = text.replace("\r\n", "\n")  # browsers submit textareas with CRLF
     parsed = parse_runbook(text, runbook_file_path(slug or "new"), expected_slug=slug, library=db_library())
-    check_differential(parsed, runbook_file_path(parsed.slug), team_id)
+    check_links(parsed, runbook_file_path(parsed.slug), team_id)
     return parsed, text

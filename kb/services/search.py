@@ -6,58 +6,83 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
+
 from analyzers.engine import analyze_text
+from analyzers.shared_evidence import rank_candidates
 from kb.models import Runbook, Team
 from kb.selectors.catalog import runbook_catalog
+from kb.services.search_index import MARK_CLOSE, MARK_OPEN, RUNBOOK_INDEX
 from kb.services.symptom_overlays import catalog_resolve
 
-# Points for a word found in each field: a title hit outranks a body mention.
-FIELD_WEIGHTS = {"slug": 4, "title": 5, "symptoms": 3, "knobs": 3, "summary": 2, "body": 1}
 WORD_RE = re.compile(r"[\w.\-]+")
 MAX_LOG_CHARS = 1_000_000
+MAX_WORD_HITS = 50
+# A hit scoring under this share of the best one is listed folded as a weaker match:
+# a common word ("the", "hdfs") still ranks the few runbooks about it first
+# instead of listing the whole catalog as equals.
+WEAK_SHARE = 0.35
 
 
 @dataclass
 class WordHit:
     runbook: Runbook
-    score: int
+    score: float
     matched_words: int
     fields: list[str] = field(default_factory=list)
+    title_html: str = ""
+    snippet_html: str = ""
+    snippet_field: str = ""
+    weak: bool = False
 
 
-def _haystacks(runbook: Runbook) -> dict[str, str]:
-    meta = runbook.meta
-    return {
-        "slug": runbook.slug,
-        "title": runbook.title,
-        "symptoms": " ".join(f"{s['id']} {s['title']}" for s in meta.get("symptoms") or []),
-        "knobs": " ".join(k["key"] for k in meta.get("knobs") or []),
-        "summary": runbook.summary,
-        "body": runbook.body,
-    }
+def _marked_html(text: str) -> str:
+    """The index's marked text as HTML: everything escaped, then the match markers
+    (control characters no runbook holds) turned into <mark>."""
+    return mark_safe(escape(text).replace(MARK_OPEN, "<mark>").replace(MARK_CLOSE, "</mark>"))
 
 
-def runbook_search_words(*, q: str, team: Team | None, limit: int = 50) -> list[WordHit]:
-    """Rank runbooks by where the words of q occur. Runbooks matching more of
-    the words come first, then the higher score. Case-insensitive substring
-    matching in Python: the catalog is small and this works on every database."""
+@dataclass
+class WordSearch:
+    hits: list[WordHit]
+    ignored_words: list[str]      # too common to select by, left out (kb.services.search_index)
+    too_common_words: list[str] = field(default_factory=list)  # all the query had: searched, barely ranked
+
+
+def runbook_search_words(*, q: str, team: Team | None, limit: int = MAX_WORD_HITS) -> list[WordHit]:
+    return word_search(q=q, team=team, limit=limit).hits
+
+
+def word_search(*, q: str, team: Team | None, limit: int = MAX_WORD_HITS) -> WordSearch:
+    """Rank the runbooks `team` sees (kb.selectors.catalog; None: the shipped and
+    published ones) for the words of q (kb.services.search_index: the team's own
+    SQLite FTS5 index, weighted BM25, title above body): runbooks containing more
+    of the words first, then by relevance. Each hit carries its title and the
+    matching part of its text with the words marked."""
     words = list(dict.fromkeys(w.lower() for w in WORD_RE.findall(q or "") if len(w) >= 2))
     if not words:
-        return []
-    hits = []
-    for runbook in runbook_catalog(team=team):
-        stacks = {name: text.lower() for name, text in _haystacks(runbook).items()}
-        score, matched, fields = 0, 0, set()
-        for word in words:
-            found = [name for name, text in stacks.items() if word in text]
-            if found:
-                matched += 1
-                score += sum(FIELD_WEIGHTS[name] for name in found)
-                fields.update(found)
-        if matched:
-            hits.append(WordHit(runbook, score, matched, sorted(fields, key=list(FIELD_WEIGHTS).index)))
-    hits.sort(key=lambda h: (-h.matched_words, -h.score, h.runbook.slug))
-    return hits[:limit]
+        return WordSearch([], [])
+    hits, common, left_out = RUNBOOK_INDEX.search(words, limit, team=team)
+    runbooks = Runbook.objects.in_bulk([h.runbook_id for h in hits])
+    best = {}
+    for h in hits:
+        best.setdefault(h.matched_terms, h.rank)
+    out = []
+    for h in hits:
+        if h.runbook_id not in runbooks:
+            continue  # deleted since the index was read
+        out.append(WordHit(
+            runbook=runbooks[h.runbook_id], score=round(h.rank, 2), matched_words=h.matched_terms,
+            fields=h.fields, title_html=_marked_html(h.title), snippet_html=_marked_html(h.snippet),
+            snippet_field=h.snippet_field,
+            # Words in most runbooks rank nothing: then every hit is a weak one.
+            weak=(bool(common) and not left_out) or h.matched_terms < hits[0].matched_terms
+            or h.rank < WEAK_SHARE * best[h.matched_terms],
+        ))
+    if left_out:
+        return WordSearch(out, common)
+    return WordSearch(out, [], common)
 
 
 def runbook_search_log(*, text: str, team: Team | None) -> dict[str, Any]:
@@ -66,7 +91,10 @@ def runbook_search_log(*, text: str, team: Team | None) -> dict[str, Any]:
     Returns the engine result (docs/contract.md §2) with Runbook rows
     attached for the page: findings[i]["runbook_obj"]; for each symptom its
     candidate runbooks split into "explained_by" (already findings) and
-    "candidates" (possible causes that the excerpt alone cannot confirm).
+    "candidates" (possible causes that the excerpt alone cannot confirm);
+    and result["candidates"]: the runbooks the symptoms point at that are not
+    findings, ranked by shared evidence (analyzers.shared_evidence), each with
+    its Runbook row as "runbook_obj".
     """
     text = (text or "")[:MAX_LOG_CHARS].replace("\r\n", "\n")
     runbooks = {r.slug: r for r in runbook_catalog(team=team).order_by("slug")}
@@ -80,4 +108,7 @@ def runbook_search_log(*, text: str, team: Team | None) -> dict[str, Any]:
         slugs = [s for s in symptom.get("candidate_runbooks", []) if s in runbooks]
         symptom["explained_by"] = [runbooks[s] for s in slugs if s in found]
         symptom["candidates"] = [runbooks[s] for s in slugs if s not in found]
+    result["candidates"] = rank_candidates(result, metas)
+    for candidate in result["candidates"]:
+        candidate["runbook_obj"] = runbooks[candidate["runbook"]]
     return result

@@ -17,11 +17,17 @@ import kb.selectors.incidents
 import kb.services.incidents
 from kb.forms import IncidentCreateForm, IncidentFilterForm, IncidentUpdateForm
 from kb.models import Analysis, Incident
-from kb.selectors.incidents import analysis_report, user_teams
+from kb.selectors.incidents import user_teams
+from kb.selectors.report import analysis_report, parse_zoom
 from kb.services.storage import incident_storage
 from kb.views.pipeline import progress_context
 
 LIST_LIMIT = 200
+
+
+def _zoom(request: HttpRequest):
+    """The timeline's time range from `tl_from` / `tl_to` (ISO timestamps), or None for all of it."""
+    return parse_zoom(request.GET.get("tl_from"), request.GET.get("tl_to"))
 
 
 def _get_incident(request: HttpRequest, pk: int) -> Incident:
@@ -77,7 +83,7 @@ def _incident_page(request: HttpRequest, incident: Incident, form: IncidentUpdat
     ctx = {
         "incident": incident, "form": form, **detail,
         "in_flight": [progress_context(a) for a in detail["in_flight"]],
-        "analysis": latest, "report": analysis_report(analysis=latest) if latest else None,
+        "analysis": latest, "report": analysis_report(analysis=latest, zoom=_zoom(request)) if latest else None,
         "storage": incident_storage(incident=incident),
     }
     return render(request, "kb/incident_detail.html", ctx, status=status)
@@ -109,13 +115,30 @@ def incident_update(request: HttpRequest, pk: int) -> HttpResponse:
     return _incident_page(request, incident, form, status=400)
 
 
+QUICK_STATUSES = {"resolved": "Incident resolved.", "duplicate": "Incident marked as a duplicate.",
+                  "open": "Incident reopened."}
+
+
+@require_POST
+def incident_quick_status(request: HttpRequest, pk: int) -> HttpResponse:
+    """One click from the incident header: resolve, mark duplicate, reopen."""
+    incident = _get_incident(request, pk)
+    status = request.POST.get("status", "")
+    if status not in QUICK_STATUSES:
+        messages.error(request, "Unknown status.")
+        return redirect("incident_detail", pk=incident.pk)
+    kb.services.incidents.incident_update(incident=incident, status=status, actor=request.user)
+    messages.success(request, QUICK_STATUSES[status])
+    return redirect("incident_detail", pk=incident.pk)
+
+
 @require_GET
 def analysis_detail(request: HttpRequest, pk: int) -> HttpResponse:
     analysis = _get_analysis(request, pk)
     done = analysis.status == Analysis.Status.DONE and analysis.result is not None
     ctx = {
         **progress_context(analysis), "incident": analysis.bundle.incident, "bundle": analysis.bundle,
-        "report": analysis_report(analysis=analysis) if done else None,
+        "report": analysis_report(analysis=analysis, zoom=_zoom(request)) if done else None,
     }
     return render(request, "kb/analysis_detail.html", ctx)
 
@@ -128,7 +151,9 @@ def analysis_context(request: HttpRequest, pk: int) -> HttpResponse:
         line = int(request.GET.get("line", ""))
     except ValueError:
         raise Http404("No such line.") from None
-    context = kb.services.incidents.analysis_context(analysis=analysis, path=request.GET.get("path", ""), line=line)
+    end = request.GET.get("end", "")
+    context = kb.services.incidents.analysis_context(analysis=analysis, path=request.GET.get("path", ""), line=line,
+                                                     end=int(end) if end.isdigit() else None)
     if context is None:
         raise Http404("No such file in this analysis.")
     ctx = {"analysis": analysis, "context": context}

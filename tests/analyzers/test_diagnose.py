@@ -2,6 +2,7 @@
 
 from analyzers.diagnose import diagnose, symptom_summary
 from analyzers.model import Hit
+from analyzers.runbook_spec import runbook_spec
 
 
 def hit(sid, ts="2019-04-23T17:39:19.000", host="h1", line=1, **caps):
@@ -10,7 +11,7 @@ def hit(sid, ts="2019-04-23T17:39:19.000", host="h1", line=1, **caps):
 
 
 def rb(slug, symptoms, **extra):
-    return {"slug": slug, "title": slug, "symptoms": symptoms, "fixes": [], **extra}
+    return runbook_spec({"slug": slug, "title": slug, "symptoms": symptoms, "fixes": [], **extra})
 
 
 def sym(sid, role, weight=0.5, **extra):

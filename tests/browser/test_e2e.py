@@ -97,7 +97,7 @@ def test_upload_analyse_annotate_confirm(pipeline, shared_live_server, e2e_user,
     expect(finding).to_be_visible()
 
     # Annotate its first evidence line.
-    row = finding.locator("tr.evidence-line").first
+    row = finding.locator(".evidence-line").first
     row.locator("a.note-open").click()
     panel = finding.locator("section.annotations[id*='-ev-']").first
     expect(panel).to_be_visible()
@@ -139,6 +139,7 @@ def test_upload_analyse_annotate_confirm(pipeline, shared_live_server, e2e_user,
     expect(activity).to_contain_text(f"confirmed {EXPECTED}")
     expect(page.locator("#timeline")).to_be_visible()
     screenshot("incident-page")
+    page.locator("#team-work > summary").click()      # activity and notes are one fold away (issue 15)
     screenshot("incident-notes-activity", page.locator(".incident-collab"))
 
     # The incident list, filtered by the confirmed root cause.

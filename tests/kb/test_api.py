@@ -196,7 +196,11 @@ def test_the_openapi_document_describes_the_result_from_its_typed_classes(client
     result = schemas["AnalysisOut"]["properties"]["result"]
     assert {"$ref": "#/components/schemas/Result"} in result["anyOf"]
     assert set(schemas["Result"]["properties"]) == {"findings", "symptoms", "unmatched", "timeline", "versions",
-                                                    "config", "files", "skipped", "notes", "stats"}
+                                                    "config", "files", "skipped", "notes", "stats",
+                                                    "ruled_out", "candidates"}
+    # Keys added after results were stored are optional (docs/contract.md: extend, never break).
+    assert not {"ruled_out", "candidates"} & set(schemas["Result"]["required"])
+    assert schemas["Candidate"]["properties"]["where"]["anyOf"] == [{"type": "string"}, {"type": "null"}]
     finding = schemas["Finding"]["properties"]
     assert finding["evidence"]["items"] == {"$ref": "#/components/schemas/Evidence"}
     assert finding["confidence"]["type"] == "number"

@@ -96,7 +96,15 @@ def _context_url(analysis: Analysis, path: str, line) -> str:
     return reverse("analysis_context", args=[analysis.pk]) + f"?path={path}&line={line}"
 
 
-def test_it_lists_both_findings_in_order_with_their_evidence(client_alice, seed_analysis):
+@pytest.fixture
+def real_catalog(db):
+    """The shipped runbooks in the database (their fill maps, differentials, titles)."""
+    from tests.celery_harness import sync_real_runbooks
+
+    sync_real_runbooks()
+
+
+def test_it_lists_both_findings_in_order_with_their_evidence(client_alice, seed_analysis, real_catalog):
     response = client_alice.get(reverse("incident_detail", args=[seed_analysis.bundle.incident.pk]))
 
     assert response.status_code == 200
@@ -108,24 +116,28 @@ def test_it_lists_both_findings_in_order_with_their_evidence(client_alice, seed_
     assert "90%" in findings[:second] and "70%" in findings[second:]
     # The interrupted close: TaskManager host, line 48, its timestamp, a permalink anchor.
     assert f'id="{evidence_anchor(TM_LOG, 48)}"' in findings
-    assert f"{TM_LOG}:<strong>48</strong>" in findings[first:second]
+    # the path once, relative to its host (the full bundle path in its title)
+    assert "flink-taskmanager.log:<strong>48</strong>" in findings[first:second]
+    assert f'title="{TM_LOG} line 48: permalink"' in findings[first:second]
     assert "2019-04-23 17:38:05.591" in findings[first:second]
     assert "hadoop-081-159" in findings[first:second]
     # The soft lockup: JobManager host, kern.log line 1.
-    assert "hadoop-080-037/kern.log:<strong>1</strong>" in findings[second:]
+    assert "kern.log:<strong>1</strong>" in findings[second:]
     assert "2019-04-23 17:39:19" in findings[second:]
     assert "hadoop-080-037" in findings[second:]
     # Explanations, knobs, fixes by kind with copyable commands.
     assert "+0.60" in findings and "hdfs-close-interrupted-waiting-for-acks (1x, required)" in findings
     assert "dfs.client.write.recover.lease.on.close.exception" in findings
-    assert "hdfs debug recoverLease -path /path/to/sink/dir/part-0-6 -retries 5" in findings
+    # the fix names the part file the TaskManager's jstack shows still open, not the runbook's placeholder
+    assert ("hdfs debug recoverLease -path <span class=\"filled\"" in findings
+            and "/2019/04/23/tmp-part-0-6.in-progress</span> -retries 5" in findings)
     assert 'data-copy-target="cmd-a' in findings
 
 
 def test_it_shows_the_chain_from_the_soft_lockup_to_the_interrupted_close(client_alice, seed_analysis):
     response = client_alice.get(reverse("analysis_detail", args=[seed_analysis.pk]))
 
-    chain = _section(response.content.decode(), 'id="chain"', 'id="findings"')
+    chain = _section(response.content.decode(), 'id="chain"', 'id="timeline"')
     steps = ["Kernel soft lockup", "ZooKeeper client heard nothing", "Flink lost the heartbeat of a TaskManager",
              "TaskManager lost the JobManager leader", "HDFS close() interrupted while waiting for pipeline acks"]
     positions = [chain.index(s) for s in steps]
@@ -187,6 +199,16 @@ def test_it_returns_the_lines_around_an_evidence_line(client_alice, seed_analysi
 
     page = client_alice.get(_context_url(seed_analysis, TM_LOG, 48))
     assert page.status_code == 200 and b"<html" in page.content
+
+
+def test_it_returns_a_whole_record_through_its_last_matched_line(client_alice, seed_analysis):
+    """The record of line 2 (the lost leadership) ends at its Caused by, line 21: all of it, 10 lines around."""
+    html = client_alice.get(_context_url(seed_analysis, TM_LOG, 2) + "&end=21", HTTP_HX_REQUEST="true").content.decode()
+    assert [int(n) for n in re.findall(r'<span class="n">(\d+)</span>', html)] == list(range(1, 32))
+    # an end before the line, too far away or not a number: the usual ±10 lines
+    for end in ("1", "100000", "x"):
+        html = client_alice.get(_context_url(seed_analysis, TM_LOG, 48) + f"&end={end}").content.decode()
+        assert [int(n) for n in re.findall(r'<span class="n">(\d+)</span>', html)] == list(range(38, 59))
 
 
 @pytest.mark.parametrize("path", [
@@ -337,6 +359,7 @@ def test_it_highlights_a_knob_found_different_from_the_recommendation(client_ali
     row = re.search(r'<tr class="knob-mismatch">.*?</tr>', html, re.S)
     assert row and "dfs.client.write.recover.lease.on.close.exception" in row.group(0)
     assert "<code>false</code>" in row.group(0) and "≠ recommended" in row.group(0)
+    assert "in <code>hadoop-081-159/hdfs-site.xml</code>" in row.group(0)     # the file it was read from
     # The lease hard limit is not in the file: not highlighted.
     assert "not in the bundle's config files" in html
     facts = html[html.index('id="bundle-facts"'):]

@@ -5,12 +5,12 @@ from __future__ import annotations
 import doctest
 
 import kb.lib.timeline
+from kb.lib.chain import chain_build
 from kb.lib.timeline import (
     GREY,
     MAX_LANES,
     NO_HOST,
     OTHER_HOSTS,
-    chain_build,
     evidence_anchor,
     finding_colours,
     timeline_build,

@@ -130,13 +130,14 @@ def _id_urls(world, missing: bool = False) -> dict[str, tuple[str, dict]]:
     """Every URL that takes an object id, filled with an Ops object (or an id nobody
     has), and data for its POST."""
     inc, an, ann, note = world.incident.pk, world.analysis.pk, world.annotation.pk, world.note.pk
-    notification, proposal = world.notification.pk, world.proposal.pk
+    notification, proposal, member = world.notification.pk, world.proposal.pk, world.alice.pk
     if missing:
-        inc = an = ann = note = notification = proposal = MISSING
+        inc = an = ann = note = notification = proposal = member = MISSING
     ev = world.analysis.result["findings"][0]["evidence"][0]
     return {
         "incident_detail": (f"/incidents/{inc}/", {}),
         "incident_update": (f"/incidents/{inc}/update/", {"status": "resolved", "severity": "low", "owner": ""}),
+        "incident_quick_status": (f"/incidents/{inc}/status/", {"status": "resolved"}),
         "incident_upload": (f"/incidents/{inc}/upload/", {}),   # the file is added below
         "incident_annotations": (f"/incidents/{inc}/annotations/", {"body": "mallory was here"}),
         "incident_activity": (f"/incidents/{inc}/activity/", {}),
@@ -155,6 +156,8 @@ def _id_urls(world, missing: bool = False) -> dict[str, tuple[str, dict]]:
         "runbook_note_delete": (f"/runbook-notes/{note}/delete/", {}),
         "notification_go": (f"/notifications/{notification}/", {}),
         "proposal_detail": (f"/proposals/{proposal}/", {"decision": "accept"}),
+        "team_member_role": (f"/teams/{world.ops.slug}/members/{member}/role/", {"role": "admin"}),
+        "team_member_remove": (f"/teams/{world.ops.slug}/members/{member}/remove/", {}),
         "api-v1:analysis_get": (f"/api/v1/analyses/{an}", {}),
     }
 
@@ -227,7 +230,7 @@ def test_s2_lists_and_searches_show_nothing_of_another_team(world):
     pages = [
         "/", "/incidents/", f"/incidents/?q={q}", f"/incidents/?team={world.ops.pk}",
         f"/incidents/?q={q}&runbook=disk-full", "/incidents/?runbook=disk-full&confirmed=on",
-        f"/search/?q={q}", "/notifications/", "/runbooks/", "/runbooks/disk-full/",
+        f"/search/?q={q}", "/notifications/", "/runbooks/", "/runbooks/disk-full/", "/teams/",
         f"/incidents/{world.other_incident.pk}/",
     ]
     for url in pages:

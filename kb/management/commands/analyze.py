@@ -34,7 +34,7 @@ class Command(BaseCommand):
             catalog = load_runbooks(opts["runbooks"])
         except RunbookError as exc:
             self._fail(str(exc))
-        runbooks = [rb.meta for rb in catalog.runbooks.values()]
+        runbooks = [rb.spec for rb in catalog.runbooks.values()]   # typed at load
         try:
             result = run_analysis(opts["paths"], runbooks, opts["engine"], bundle_limits())
         except BundleError as exc:
@@ -64,8 +64,20 @@ def render_text(result: dict) -> str:
     lines = []
     for f in result["findings"]:
         lines.append(f"{f['confidence']:.2f}  {f['runbook']}  {f['title']}")
+        if f.get("explained_by") or not (f.get("rank_reason") or "confidence").startswith("confidence"):
+            lines.append(f"      ranked here: {f['rank_reason']}")
         for ev in f["evidence"][:5]:
             lines.append(f"      {ev['host'] or '-'} {ev['path']}:{ev['line']} {ev['text'][:120]}")
+    if not result["findings"] and result.get("candidates"):
+        lines.append("no finding; candidate root causes, most likely first:")
+    for c in result.get("candidates") or []:
+        lines.append(f"{c['score']:.2f}? {c['runbook']}  {c['title']}")
+        lines.append(f"      found: {', '.join(c['found'])}")
+        if c["missing"]:
+            lines.append(f"      missing: {', '.join(m['symptom'] for m in c['missing'])}")
+        lines.append(f"      next step: {c['next_step']}")
+        if c["where"]:
+            lines.append(f"      where: {c['where']}")
     for s in result["symptoms"]:
         lines.append(f"symptom {s['id']} x{s['count']} -> candidates: {', '.join(s['candidate_runbooks'])}")
     st = result["stats"]
