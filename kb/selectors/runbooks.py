@@ -82,13 +82,15 @@ def runbook_detail(*, runbook: Runbook, team: Team | None) -> dict[str, Any]:
         "relations": runbook.meta.get("relations") or [],
         "chain": runbook.meta.get("chain") or [],
         "precision": runbook_precision(slug=runbook.slug),
-        **_links(runbook),
+        **_links(runbook, catalog),
     }
 
 
-def _links(runbook: Runbook) -> dict[str, list[dict[str, Any]]]:
-    """The runbook's leads_to links and the other runbooks' links to it (ranking, runbooks/README.md)."""
-    metas = dict(Runbook.objects.values_list("slug", "meta"))
+def _links(runbook: Runbook, catalog: QuerySet[Runbook]) -> dict[str, list[dict[str, Any]]]:
+    """The runbook's leads_to links and the other runbooks' links to it (ranking,
+    runbooks/README.md), among the runbooks the viewer's team sees (`catalog`):
+    another team's overlay or unpublished runbook linking here stays out."""
+    metas = dict(catalog.values_list("slug", "meta"))
     leads_to = [{**link, "known": link["slug"] in metas} for link in runbook.meta.get("leads_to") or []]
     led_from = [{**link, "slug": slug} for slug, meta in sorted(metas.items()) if slug != runbook.slug
                 for link in (meta or {}).get("leads_to") or [] if link.get("slug") == runbook.slug]
