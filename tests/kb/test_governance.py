@@ -221,3 +221,24 @@ def test_a_team_drops_its_overlay_and_files_stay_the_shipped_catalog(client, bob
     assert "df -h /ops" in client.get(reverse("runbook_detail", args=["disk-full"])).content.decode()
     overlay.refresh_from_db()
     assert overlay.overlay_dropped is None and overlay.revisions.count() == 3
+
+
+def test_the_analysis_report_names_runbooks_as_the_analysis_team_sees_them(client, mallory, team, other_team, synced,
+                                                                          runbook_texts):
+    """kb.selectors.report reads titles, fill maps and differentials from the
+    analysis's team catalog: another team's overlay of a runbook never shows."""
+    from analyzers.engine import analyze_text
+    from kb.models import Analysis
+    from kb.selectors.report import analysis_report
+    from tests.kb.test_search import STACK_TRACE
+
+    text = runbook_texts["disk-full"].replace("title: A disk filled up", "title: Mallory's own disk runbook")
+    assert _edit(client, mallory, "disk-full", text).status_code == 302
+
+    def titles(team_):
+        result = analyze_text(STACK_TRACE, catalog_metas(team=team_))
+        assert [f["runbook"] for f in result["findings"]] == ["disk-full"]
+        return analysis_report(analysis=Analysis(team=team_, result=result))["runbook_titles"]
+
+    assert titles(team)["disk-full"] == "A disk filled up and writes fail"
+    assert titles(other_team)["disk-full"] == "Mallory's own disk runbook and writes fail"
