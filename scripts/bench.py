@@ -699,6 +699,23 @@ def _verdict(value: float, target: float) -> str:
     return f"target >= {target:.0f}: {'MET' if value >= target else 'MISSED'}"
 
 
+def _context_store_row(row, bundle: Path) -> None:
+    """What the pipeline adds after the scan: the compressed, line-indexed copy of every
+    file kept for the context view (kb/lib/line_store.py), and how small it is."""
+    import tempfile
+
+    from kb.lib.line_store import line_store_write
+
+    files = sorted(p for p in bundle.rglob("*") if p.is_file())
+    size = sum(p.stat().st_size for p in files)
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory() as out:
+        stored = sum(line_store_write(p, Path(out) / str(i))[1] for i, p in enumerate(files))
+    took = time.monotonic() - t0
+    row(f"context store write, {size / MB:.0f} MB", f"{size / MB / took:6.1f} MB/s ({took:.2f} s), "
+        f"{stored / MB:.1f} MB stored ({size / max(stored, 1):.1f}x smaller than the files)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--local-mb", type=int, default=200)
@@ -767,6 +784,7 @@ def main(argv: list[str] | None = None) -> int:
         f"in {local['compile_seconds']:.2f} s before; "
         f"load {local['load']:.1f}) {_verdict(_mbps(local), TARGET_LOCAL)}")
     _grep_row(row, bundles[args.local_mb], ere, local)
+    _context_store_row(row, bundles[args.local_mb])
     ratio = _catalog_growth_row(row, bundles[args.local_mb], args.master, args.catalog_runs)
     if ratio < TARGET_CATALOG_RATIO:
         failures.append(f"catalog growth: the scan runs at {ratio:.2f}x the first wave's speed")

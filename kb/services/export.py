@@ -40,7 +40,8 @@ def runbook_export(
     given: every symptom of the library). Returns both lists of paths."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    runbooks = Runbook.objects.order_by("slug")
+    # The shipped catalog only: overlays and team runbooks are not the repository's files.
+    runbooks = Runbook.objects.filter(team__isnull=True, overlay_of__isnull=True).order_by("slug")
     symptoms = Symptom.objects.order_by("id")
     if slugs is not None:
         runbooks = runbooks.filter(slug__in=slugs)
