@@ -494,7 +494,7 @@ def to_ere(pattern: str) -> str:
             out.append(c)
             i += 2
         elif c == "[":
-            j, body, negate, close, dash = i + 1, [], False, False, False
+            j, body, negate, close, dash, bracket = i + 1, [], False, False, False, False
             if j < n and pattern[j] == "^":
                 negate, j = True, j + 1
             while pattern[j] != "]":
@@ -507,17 +507,23 @@ def to_ere(pattern: str) -> str:
                         close = True
                     elif e == "-":
                         dash = True
+                    elif e == "[":
+                        bracket = True
                     else:
                         body.append(_CLASS_ESC.get(e) or ("\t" if e == "t" else e))
                     j += 2
                 else:
                     if ch == "-" and (not body or pattern[j + 1] == "]"):
                         dash = True
+                    elif ch == "[":
+                        bracket = True
                     else:
                         body.append(ch)
                     j += 1
-            # ERE brackets: a literal ] must come first, a literal - last; backslash is literal.
-            out.append("[" + ("^" if negate else "") + ("]" if close else "") + "".join(body) + ("-" if dash else "") + "]")
+            # ERE brackets: a literal ] must come first, a literal - last; backslash is literal;
+            # a literal [ goes last but the dash, so that it never opens "[=", "[." or "[:".
+            out.append("[" + ("^" if negate else "") + ("]" if close else "") + "".join(body)
+                       + ("[" if bracket else "") + ("-" if dash else "") + "]")
             i = j + 1
         else:
             out.append(c)
