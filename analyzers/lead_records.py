@@ -86,7 +86,9 @@ def _top_level_alternatives(pattern: str) -> list[str]:
 # One signature per alternative of each kind (analyzers/signatures.py): Hyperscan says which
 # alternatives a line may match by their literals, and `re` confirms only those. A whole kind
 # costs `re` 10-25 us a line (it tries every alternative at every position), one alternative ~1-3.
-LEAD_PATTERNS = [alt for _, p in _KINDS for alt in _top_level_alternatives(p)]
+# Not the exception kind: its alternatives share their literals ("Exception", "Error"), so split
+# they would be two candidates (and two confirmations) for every such line.
+LEAD_PATTERNS = [alt for kind, p in _KINDS for alt in ([p] if kind == "exception" else _top_level_alternatives(p))]
 _KIND_RES = [(kind, re.compile(p)) for kind, p in _KINDS]
 _LEVEL_ERROR = re.compile(r"\b(?:ERROR|FATAL|SEVERE|CRITICAL)\b")
 
