@@ -51,7 +51,10 @@ _KINDS: list[tuple[str, str]] = [
               r"|\"level\": ?\"(?:error|fatal)\"|^[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w.-]+\.go:\d+\]"
               # "Failed to connect", "failed: ...", refusals; not counters ("Failed Shuffles=0")
               r"|\b(?:[Ff]ailed|FAILED) (?:to|with|because|due)\b|\b(?:[Ff]ailed|[Ff]ailure)[:!]"
-              r"|\b(?:[Rr]efused|[Rr]efusing|[Dd]enied|[Rr]ejected|[Rr]ejecting)\b"),
+              r"|\b(?:[Rr]efused|[Rr]efusing|[Dd]enied|[Rr]ejected|[Rr]ejecting)\b"
+              # Hadoop's and HBase's IPC clients log a server they cannot reach at INFO, one line a
+              # retry ("Retrying connect to server: 0.0.0.0/0.0.0.0:8031. Already tried 0 time(s)...")
+              r"|\bRetrying connect to server\b"),
 ]
 # The lead pattern is searched anywhere in a line: only its head, so that a megabyte-long
 # line costs what a normal one does (the pattern's open repetitions are quadratic on one word).

@@ -44,6 +44,8 @@ FORMATS = [
     ("leads-formats/kernel-gpf", "dmesg", 1, None, None, "kernel", "general protection fault: 0000 [#1] SMP"),
     ("leads-formats/kernel-warn", "stahl2/kern.log", 1, "stahl2", YEARLESS + "04-18T08:58:32", "kernel",
      "WARNING: CPU: 5 PID: 0 at net/core/stream.c:212"),
+    ("leads-formats/hadoop-ipc-retry", "job-client.log", 3, None, "2018-05-22T20:28:56", "error",
+     "Retrying connect to server: hadoop-master/192.168.10.1:8032"),
     ("leads-formats/compose-prefix", "compose.log/kafka1_1/kafka1_1.log", 2, "kafka1_1", None, "error",
      "Socket error occurred: zoo1/172.19.0.2:2181: Connection refused"),
     ("leads-formats/warn-with-exception", "devicehive-1/devicehive.log", 1, "devicehive-1",
@@ -135,6 +137,11 @@ def test_boot_lines_and_jvm_warnings_are_not_kernel_leads(tmp_path):
     leads = _analyze(LEADS_FORMATS / "kernel-near-miss", tmp_path)["leads"]
     assert not [lead for lead in leads if lead["kind"] == "kernel" or lead["path"].endswith("dmesg")
                 or lead["line"] < 5]
+
+
+def test_an_ipc_client_retrying_at_info_leads_but_its_connecting_line_does_not(tmp_path):
+    leads = _analyze(LEADS_FORMATS / "hadoop-ipc-retry", tmp_path)["leads"]
+    assert [lead["line"] for lead in leads] == [3]     # not "Connecting to ResourceManager at ..." (lines 1, 2)
 
 
 def test_the_process_stopping_right_after_is_the_reason_given(tmp_path):
