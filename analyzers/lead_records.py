@@ -27,7 +27,10 @@ _KINDS: list[tuple[str, str]] = [
     ("panic", r"^panic: |\bpanic: |^fatal error: |\blevel=panic\b"),
     ("kernel", r"INFO: task \S+ blocked for more than|\bBUG: |\bOops\b|Call Trace:|soft lockup"
                r"|hard LOCKUP|[Oo]ut of memory: Kill|invoked oom-killer|Kernel panic|\bsegfault at\b"
-               r"|Unable to handle kernel"
+               r"|Unable to handle kernel|general protection fault"
+               # A WARN() block: "------------[ cut here ]------------" then "WARNING: CPU: 0 PID: 7 at
+               # file:line function" (since 3.x; "WARNING: at file:line" before), its message, a backtrace.
+               r"|cut here \]|WARNING: CPU: \d+ PID: \d+ at |WARNING: at \S+:\d+ "
                r"|\bI/O error\b|EXT4-fs error|hung_task"),
     ("traceback", r"^Traceback \(most recent call last\):"),
     # Exceptions after a blank or a delimiter (mid-line), or short names at a line start: a
@@ -48,15 +51,47 @@ _KINDS: list[tuple[str, str]] = [
               r"|\"level\": ?\"(?:error|fatal)\"|^[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w.-]+\.go:\d+\]"
               # "Failed to connect", "failed: ...", refusals; not counters ("Failed Shuffles=0")
               r"|\b(?:[Ff]ailed|FAILED) (?:to|with|because|due)\b|\b(?:[Ff]ailed|[Ff]ailure)[:!]"
-              r"|\b(?:[Rr]efused|[Rr]efusing|[Dd]enied|[Rr]ejected|[Rr]ejecting)\b"),
+              r"|\b(?:[Rr]efused|[Rr]efusing|[Dd]enied|[Rr]ejected|[Rr]ejecting)\b"
+              # Hadoop's and HBase's IPC clients log a server they cannot reach at INFO, one line a
+              # retry ("Retrying connect to server: 0.0.0.0/0.0.0.0:8031. Already tried 0 time(s)...")
+              r"|\bRetrying connect to server\b"),
 ]
 # The lead pattern is searched anywhere in a line: only its head, so that a megabyte-long
 # line costs what a normal one does (the pattern's open repetitions are quadratic on one word).
 LEAD_CONFIRM_CHARS = 4096
 LEAD_LINE = "|".join(f"(?:{p})" for _, p in _KINDS)
-# One signature per kind (analyzers/signatures.py): Hyperscan says which kinds a line may be, and
-# `re` confirms only those; one alternation of all of them costs ~80 us a line in `re`.
-LEAD_PATTERNS = [p for _, p in _KINDS]
+
+
+def _top_level_alternatives(pattern: str) -> list[str]:
+    """`a|(?:b|c)|d` -> [`a`, `(?:b|c)`, `d`]: the pattern's alternatives outside groups and classes."""
+    parts, depth, in_class, start, i = [], 0, False, 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 1
+        elif in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            if pattern[i + 1:i + 2] == "]":
+                i += 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return parts + [pattern[start:]]
+
+
+# One signature per alternative of each kind (analyzers/signatures.py): Hyperscan says which
+# alternatives a line may match by their literals, and `re` confirms only those. A whole kind
+# costs `re` 10-25 us a line (it tries every alternative at every position), one alternative ~1-3.
+# Not the exception kind: its alternatives share their literals ("Exception", "Error"), so split
+# they would be two candidates (and two confirmations) for every such line.
+LEAD_PATTERNS = [alt for kind, p in _KINDS for alt in ([p] if kind == "exception" else _top_level_alternatives(p))]
 _KIND_RES = [(kind, re.compile(p)) for kind, p in _KINDS]
 _LEVEL_ERROR = re.compile(r"\b(?:ERROR|FATAL|SEVERE|CRITICAL)\b")
 
@@ -69,13 +104,17 @@ _TRACEBACK = "Traceback (most recent call last):"
 # "kafka.errors.NoBrokersAvailable" (a dotted name, alone or before ": ")
 _PY_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:: |:?$)")
 _CAUSED_BY = "Caused by:"
+_CUT_HERE = "[ cut here ]"
 # A kernel report (a soft lockup: modules, registers, "Call Trace:", frames) is many syslog
 # lines, each with its own prefix: a line continues the report above when it has the same
 # prefix (same second, host, "kernel:") and does not start a report of its own.
-_SYSLOG_KERNEL = re.compile(r"^(?:<\d+>)?[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ kernel: ")
+# dmesg's uptime stamp ("[   91.139253] ") counts as such a prefix up to its whole seconds.
+_SYSLOG_KERNEL = re.compile(r"^(?:<\d+>)?[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ kernel: "
+                            r"|^\[ *\d+\.(?=\d{6}\] )")
 _KERNEL_REPORT_START = re.compile(
     r"INFO: task \S+ blocked for more than|\bBUG: |Unable to handle kernel|soft lockup|hard LOCKUP"
-    r"|[Oo]ut of memory: Kill|invoked oom-killer|Kernel panic|\bsegfault at\b|cut here \]")
+    r"|[Oo]ut of memory: Kill|invoked oom-killer|Kernel panic|\bsegfault at\b|cut here \]"
+    r"|general protection fault")
 
 MAX_RECORD_LINES = 400          # lines of one record, up or down from a candidate line
 MAX_RECORD_SCAN = 64 * 1024     # bytes read to find a record's end (and its deepest Caused by)
@@ -103,9 +142,11 @@ def continues(line: str, above: str, is_record_start) -> bool:
     """Does `line` belong to the record of the line `above` it?"""
     if line[:1] in (" ", "\t"):
         return bool(line.strip())             # a frame, an indented message line (no layout starts so)
+    m = _SYSLOG_KERNEL.match(line)
+    if m:
+        return above.startswith(m.group(0)) and not _KERNEL_REPORT_START.search(line, m.end())
     if not line or is_record_start(line):
-        m = _SYSLOG_KERNEL.match(line) if line else None
-        return bool(m) and above.startswith(m.group(0)) and not _KERNEL_REPORT_START.search(line, m.end())
+        return False
     if _CONTINUES.match(line):
         return True
     if line.startswith(_TRACEBACK):
@@ -124,4 +165,6 @@ def headline(lines: list[str]) -> str:
             in_traceback = True
         elif in_traceback and _PY_EXCEPTION.match(ln):
             deepest, in_traceback = ln, False
+    if deepest is None and len(lines) > 1 and _CUT_HERE in lines[0]:
+        deepest = lines[1]                    # the kernel's WARN() marker says nothing; the WARNING line does
     return (deepest or lines[0]).strip()

@@ -23,7 +23,7 @@ from analyzers.lead_records import (MAX_RECORD_LINES, MAX_RECORD_SCAN, MAX_RECOR
                                     is_stop, kind_of, starts_record)
 from analyzers.template_key import message_part, template_key
 
-MAX_LEAD_LINES = 1000   # candidate records a range looks at (half of MAX_ERROR_LINES: cost, scripts/bench.py)
+MAX_LEAD_LINES = 500    # candidate records a range looks at (a quarter of MAX_ERROR_LINES: cost, scripts/bench.py)
 MAX_LEAD_KEYS = 500     # distinct templates a range keeps a record of
 MAX_STOPS = 50          # lines where a process said it stops, per range
 _LOOKBACK_BYTES = MAX_RECORD_SCAN + 4096

@@ -47,6 +47,7 @@ _KEY_VALUE = re.compile(r"([A-Za-z_][\w.\-]*)([=:])(.+)")
 # depends on where digits are, not on which, so it is cached under the digits-as-zero form.
 _CACHE_MAX = 50_000
 _cache: dict[str, str] = {}
+_word_cache: dict[str, str] = {}     # a word (digits as 0) -> its part of the key
 
 
 def _no_vowel(word: str) -> bool:
@@ -78,14 +79,24 @@ def _word(word: str, depth: int = 0) -> str:
     return _NUMBER.sub("N", word)
 
 
+def _cached_word(word: str) -> str:
+    # Messages differ in how many digits their ids have ("blk_1073741825_1001" and "..._10012"),
+    # so the whole-message cache misses; their words repeat, and a word's key depends on it alone.
+    found = _word_cache.get(word)
+    if found is None:
+        found = _word_cache[word] = _word(word)
+    return found
+
+
 def template_key(message: str) -> str:
     """The message's words with the variable ones replaced by placeholders (see module doc)."""
     probe = message.translate(_DIGITS_TO_ZERO)
     found = _cache.get(probe)
     if found is None:
-        found = " ".join(w for w in (_word(w) for w in _SPLIT.split(probe.strip())) if w)
-        if len(_cache) >= _CACHE_MAX:
+        found = " ".join(w for w in map(_cached_word, _SPLIT.split(probe.strip())) if w)
+        if len(_cache) >= _CACHE_MAX or len(_word_cache) >= _CACHE_MAX:
             _cache.clear()
+            _word_cache.clear()
         _cache[probe] = found
     return found
 

@@ -5,8 +5,12 @@
   a 403 (no existence leak).
 - Annotations and runbook field notes are edited or deleted by their author or
   an admin of their team.
-- Runbooks: staff edit every runbook; team admins edit their team's runbooks
-  and, while a runbook has no owning team (the shipped catalog), any runbook.
+- Runbooks (kb/README.md "Runbook governance"): the shipped catalog changes
+  only through its files or by a site maintainer (staff); a team admin's edit
+  of a shipped runbook becomes the team's overlay, seen by that team alone.
+  A team's own runbooks and overlays are edited by its admins (and staff for
+  team runbooks). Library symptoms likewise: staff change the library, a
+  team admin's edit is the team's own version of the symptom.
 - Teams: a team's page is its members'; only its admins add or remove members
   and set roles; a team always keeps one admin (kb.services.teams). Staff and
   team admins may create a team.
@@ -73,28 +77,36 @@ def runbook_note_can_edit(*, note: RunbookNote, user: Any) -> bool:
     return is_member(user, note.team_id) and authored_can_edit(note, user, admin_team_ids(user))
 
 
-def runbook_can_edit(*, user: Any, runbook: Runbook) -> bool:
-    """Staff edit every runbook. Team admins edit their team's runbooks and,
-    while a runbook has no owning team (the shipped catalog), any runbook."""
-    if not user.is_authenticated or not user.is_active:
-        return False
-    if user.is_staff or user.is_superuser:
-        return True
-    admin_of = Membership.objects.filter(user=user, role=Membership.Role.ADMIN)
-    if runbook.team_id is not None:
-        admin_of = admin_of.filter(team_id=runbook.team_id)
-    return admin_of.exists()
+def is_maintainer(user: Any) -> bool:
+    """A site maintainer: may change what every team sees (the shipped catalog, publishing)."""
+    return bool(getattr(user, "is_authenticated", False) and user.is_active
+                and (user.is_staff or user.is_superuser))
 
 
-def symptom_can_edit(*, user: Any, symptom: Symptom) -> bool:
-    """A symptom change changes every runbook that uses it: allowed to those
-    who may edit each of them (staff always)."""
-    if not user.is_authenticated or not user.is_active:
+def runbook_edits_for_everyone(*, user: Any, runbook: Runbook) -> bool:
+    """Whether saving this row changes the shipped runbook every team sees."""
+    return runbook.is_shipped and is_maintainer(user)
+
+
+def runbook_can_edit(*, user: Any, runbook: Runbook, team: Team | None = None) -> bool:
+    """Whether the user may save an edit of the row `team`'s catalog shows them:
+    a shipped runbook (maintainers: for everyone; an admin of `team`: as the
+    team's overlay), the team's overlay or own runbook (its admins; staff too
+    for a team runbook)."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
         return False
-    if user.is_staff or user.is_superuser:
+    if runbook.is_shipped:
+        return is_maintainer(user) or (team is not None and team.pk in admin_team_ids(user))
+    if runbook.overlay_of_id is None and is_maintainer(user):
         return True
-    users = list(Runbook.objects.filter(symptom_uses__symptom=symptom).distinct())
-    return bool(users) and all(runbook_can_edit(user=user, runbook=rb) for rb in users)
+    return runbook.team_id in admin_team_ids(user)
+
+
+def symptom_can_edit(*, user: Any, symptom: Symptom, team: Team | None = None) -> bool:
+    """A library symptom is part of every team's catalog (each runbook using it
+    carries its definition): a maintainer changes it for everyone, an admin of
+    `team` saves the team's own version (kb.services.symptom_overlays)."""
+    return is_maintainer(user) or (team is not None and team.pk in admin_team_ids(user))
 
 
 def team_is_admin(user: Any, team: Team | int) -> bool:

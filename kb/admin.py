@@ -50,11 +50,15 @@ class RevisionInline(admin.TabularInline):
 
 @admin.register(Runbook)
 class RunbookAdmin(admin.ModelAdmin):
-    list_display = ["slug", "title", "severity", "components", "team", "updated"]
-    list_filter = ["severity", "team"]
+    list_display = ["slug", "title", "severity", "components", "team", "overlay_of", "published", "updated"]
+    list_filter = ["severity", "team", "published"]
     search_fields = ["slug", "title", "summary"]
-    fields = ["slug", "title", "severity", "components", "summary", "team", "updated", "site_links"]
-    readonly_fields = ["slug", "title", "severity", "components", "summary", "updated", "site_links"]
+    fields = ["slug", "title", "severity", "components", "summary", "team", "overlay_of", "published", "updated",
+              "site_links"]
+    # Who owns a row decides who sees it (kb.selectors.catalog): not changed here. `published`
+    # is the maintainers' to set, as on the runbook page.
+    readonly_fields = ["slug", "title", "severity", "components", "summary", "team", "overlay_of", "updated",
+                       "site_links"]
     inlines = [RevisionInline]
 
     def has_add_permission(self, request) -> bool:

@@ -25,6 +25,7 @@ from kb.access import get_visible_or_404
 from kb.models import Analysis, Incident
 from kb.services.analyses import analysis_upload
 from kb.services.bundles import NoTeam, bundle_default_team
+from kb.services.storage import QuotaExceeded
 from kb.services.tokens import token_authenticate
 from kb.services.upload_files import upload_as_one
 from kb.uploads import upload_refusal
@@ -54,8 +55,10 @@ def _token_first(view):
 # Errors any operation can answer, all JSON {"detail": ...} (kb.middleware.ApiJsonErrorsMiddleware).
 COMMON_ERRORS = {
     "400": "bad request (e.g. too many file parts, a form field over 2.5 MB)", "401": "no valid token",
-    "404": "no such object, or another team's", "405": "method not allowed", "413": "upload too large",
-    "429": "too many requests", "500": "server error",
+    "404": "no such object, or another team's", "405": "method not allowed",
+    "413": "upload too large, or the team's storage quota (KB_TEAM_STORAGE_BYTES) is full",
+    "429": "too many requests: login attempts, or the team's analyses per hour (KB_TEAM_ANALYSES_PER_HOUR; "
+           "Retry-After says when)", "500": "server error",
     "503": "database busy (locked): retry after the Retry-After header's seconds",
 }
 
@@ -130,7 +133,7 @@ def api_root(request: HttpRequest) -> JsonResponse:
 
 @api.post(
     "/analyses",
-    response={202: AnalysisCreated, 400: Message, 403: Message, 404: Message, 413: Message},
+    response={202: AnalysisCreated, 400: Message, 403: Message, 404: Message, 413: Message, 429: Message},
     summary="Upload a bundle and start its analysis",
     # `file` is optional in the signature only so that a refused upload gets 413, not 422.
     openapi_extra={"requestBody": {"content": {"multipart/form-data": {"schema": {"required": ["file"]}}}}},
@@ -156,7 +159,11 @@ def analysis_create(request: HttpRequest, file: File[UploadedFile] = None, incid
         except NoTeam:
             return Status(403, {"detail": "you belong to no team: ask an admin to add you to one"})
     uploaded = upload_as_one(files=request.FILES.getlist("file") or [file], paths=request.POST.getlist("path"))
-    analysis = analysis_upload(user=user, uploaded_file=uploaded, incident=target, team=team)
+    try:
+        analysis = analysis_upload(user=user, uploaded_file=uploaded, incident=target, team=team)
+    except QuotaExceeded as exc:   # the team's storage (413) or analyses per hour (429): nothing stored
+        headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else {}
+        return JsonResponse({"detail": str(exc)}, status=exc.status, headers=headers)
     return Status(202, {"id": analysis.id, "url": analysis_url(analysis.id)})
 
 

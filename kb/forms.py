@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.db.models import Q
 
 from analyzers.runbook_vocabulary import COMPONENTS, SEVERITIES
 from kb.models import FindingFeedback, Incident, Membership, Runbook, Team
@@ -38,6 +39,20 @@ class FileEditForm(forms.Form):
 
 class RunbookEditForm(FileEditForm):
     rows, label, placeholder = 36, "Runbook file (YAML front matter + Markdown)", "e.g. raise the recommended retries"
+    # A team admin's edit of a shipped runbook is the team's overlay; this also asks the maintainers.
+    propose = forms.BooleanField(required=False, label="Also propose this change to the maintainers, for every team")
+
+
+class TeamRunbookForm(forms.Form):
+    """A new runbook of one of the user's teams: the whole file."""
+
+    team = forms.ModelChoiceField(queryset=Team.objects.none(), empty_label=None)
+    text = forms.CharField(strip=False, label="Runbook file (YAML front matter + Markdown)", widget=forms.Textarea(
+        attrs={"spellcheck": "false", "class": "code-editor", "rows": 36}))
+
+    def __init__(self, *args, teams, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams
 
 
 class SymptomEditForm(FileEditForm):
@@ -69,7 +84,8 @@ class IncidentFilterForm(forms.Form):
     def __init__(self, *args, teams, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["runbook"].choices = [("", "Any runbook")] + list(
-            Runbook.objects.order_by("slug").values_list("slug", "slug"))
+            Runbook.objects.filter(Q(team__isnull=True) | Q(team__in=teams) | Q(published=True))
+            .order_by("slug").values_list("slug", "slug").distinct())
         self.fields["team"].queryset = teams
 
 

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware as DjangoLoginRequiredMiddleware
 from django.db import OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 
 
 class LoginRequiredMiddleware(DjangoLoginRequiredMiddleware):
@@ -76,6 +77,11 @@ class ApiJsonErrorsMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not request.path_info.startswith("/api/"):
             return None
+        if isinstance(exception, MultiPartParserError):
+            # Django would answer a bare 400; say what could not be read (nothing was stored).
+            return JsonResponse({"detail": f"the multipart body could not be read: {exception} (a part's "
+                                           "headers, such as a file name, are too long, or the body is "
+                                           "malformed); nothing was stored"}, status=400)
         if isinstance(exception, OperationalError) and "lock" in str(exception).lower():
             response = JsonResponse({"detail": "the database is busy: retry later"}, status=503)
             response["Retry-After"] = str(self.RETRY_AFTER_SECONDS)

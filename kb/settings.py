@@ -200,6 +200,12 @@ UPLOAD_MAX_FILES = envint("KB_UPLOAD_MAX_FILES", "20")
 BUNDLE_MAX_UNPACKED_BYTES = envint("KB_BUNDLE_MAX_UNPACKED_BYTES", str(20 * 1024**3))
 BUNDLE_MAX_FILES = envint("KB_BUNDLE_MAX_FILES", "20000")
 BUNDLE_MAX_RATIO = envint("KB_BUNDLE_MAX_RATIO", "200")
+# Per team (kb.services.storage; 0: no limit): bytes kept on disk (uploads and the
+# analyses' compressed context copies; over it an upload gets 413), analyses started
+# in the last hour (429), and days a bundle's files are kept (`manage.py prune`).
+KB_TEAM_STORAGE_BYTES = envint("KB_TEAM_STORAGE_BYTES", str(50 * 1024**3))
+KB_TEAM_ANALYSES_PER_HOUR = envint("KB_TEAM_ANALYSES_PER_HOUR", "60")
+KB_RETENTION_DAYS = envint("KB_RETENTION_DAYS", "90")
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 DATA_UPLOAD_MAX_NUMBER_FILES = UPLOAD_MAX_FILES
 # Every upload streams to a temporary file (in KB_UPLOAD_TEMP_DIR, else the

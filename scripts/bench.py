@@ -17,7 +17,10 @@
    - peak RSS of the analyzing process for each --rss-mb size (local engine),
      and of the Spark driver plus its JVM and Python workers;
    - `grep -E -c` with every signature (as POSIX ERE, one alternation) over
-     the same files, for a baseline.
+     the same files, for a baseline;
+   - the leads' share of the local analysis (issue 12): CPU time with leads
+     against the same analysis without them, best of --catalog-runs
+     (`--leads-only` prints just that row).
 3. Checks that the findings on each generated bundle include the runbooks the
    sprinkled seed bundles expect.
 4. Prints the calibration table on the fixture set (scripts/calibration.py):
@@ -26,8 +29,8 @@
    how often the decisive line is among the first 5 leads (scripts/leads_eval.py;
    target >= 90 %).
 
-Targets: local >= 100 MB/s on one core; the Spark engine's against ripgrep and
-the local engine: scripts/bench_spark.py.
+Targets: local >= 100 MB/s on one core; leads <= 10 % of the analysis; the Spark
+engine's against ripgrep and the local engine: scripts/bench_spark.py.
 """
 
 from __future__ import annotations
@@ -491,7 +494,7 @@ def to_ere(pattern: str) -> str:
             out.append(c)
             i += 2
         elif c == "[":
-            j, body, negate, close, dash = i + 1, [], False, False, False
+            j, body, negate, close, dash, bracket = i + 1, [], False, False, False, False
             if j < n and pattern[j] == "^":
                 negate, j = True, j + 1
             while pattern[j] != "]":
@@ -504,17 +507,23 @@ def to_ere(pattern: str) -> str:
                         close = True
                     elif e == "-":
                         dash = True
+                    elif e == "[":
+                        bracket = True
                     else:
                         body.append(_CLASS_ESC.get(e) or ("\t" if e == "t" else e))
                     j += 2
                 else:
                     if ch == "-" and (not body or pattern[j + 1] == "]"):
                         dash = True
+                    elif ch == "[":
+                        bracket = True
                     else:
                         body.append(ch)
                     j += 1
-            # ERE brackets: a literal ] must come first, a literal - last; backslash is literal.
-            out.append("[" + ("^" if negate else "") + ("]" if close else "") + "".join(body) + ("-" if dash else "") + "]")
+            # ERE brackets: a literal ] must come first, a literal - last; backslash is literal;
+            # a literal [ goes last but the dash, so that it never opens "[=", "[." or "[:".
+            out.append("[" + ("^" if negate else "") + ("]" if close else "") + "".join(body)
+                       + ("[" if bracket else "") + ("-" if dash else "") + "]")
             i = j + 1
         else:
             out.append(c)
@@ -696,6 +705,23 @@ def _verdict(value: float, target: float) -> str:
     return f"target >= {target:.0f}: {'MET' if value >= target else 'MISSED'}"
 
 
+def _context_store_row(row, bundle: Path) -> None:
+    """What the pipeline adds after the scan: the compressed, line-indexed copy of every
+    file kept for the context view (kb/lib/line_store.py), and how small it is."""
+    import tempfile
+
+    from kb.lib.line_store import line_store_write
+
+    files = sorted(p for p in bundle.rglob("*") if p.is_file())
+    size = sum(p.stat().st_size for p in files)
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory() as out:
+        stored = sum(line_store_write(p, Path(out) / str(i))[1] for i, p in enumerate(files))
+    took = time.monotonic() - t0
+    row(f"context store write, {size / MB:.0f} MB", f"{size / MB / took:6.1f} MB/s ({took:.2f} s), "
+        f"{stored / MB:.1f} MB stored ({size / max(stored, 1):.1f}x smaller than the files)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--local-mb", type=int, default=200)
@@ -764,6 +790,7 @@ def main(argv: list[str] | None = None) -> int:
         f"in {local['compile_seconds']:.2f} s before; "
         f"load {local['load']:.1f}) {_verdict(_mbps(local), TARGET_LOCAL)}")
     _grep_row(row, bundles[args.local_mb], ere, local)
+    _context_store_row(row, bundles[args.local_mb])
     ratio = _catalog_growth_row(row, bundles[args.local_mb], args.master, args.catalog_runs)
     if ratio < TARGET_CATALOG_RATIO:
         failures.append(f"catalog growth: the scan runs at {ratio:.2f}x the first wave's speed")

@@ -53,23 +53,23 @@ def main() -> None:
     builds = []
     for _ in range(5):
         start = time.perf_counter()
-        RunbookIndex()._build().close()
+        RunbookIndex()._build(None).close()
         builds.append(time.perf_counter() - start)
-    word_search(q="warm")  # the shared index, built once
+    word_search(q="warm", team=None)  # the shared catalog's index, built once
     timings = {}
     for q in QUERIES:
         runs = []
         for _ in range(args.runs):
             start = time.perf_counter()
-            found = word_search(q=q)
+            found = word_search(q=q, team=None)
             runs.append(time.perf_counter() - start)
         timings[q] = (statistics.median(runs), found.hits[0].runbook.slug if found.hits else "-", len(found.hits))
     text = EXCERPT.read_text(encoding="utf-8")
     start = time.perf_counter()
-    result = runbook_search_log(text=text)
+    result = runbook_search_log(text=text, team=None)
     log_seconds = time.perf_counter() - start
 
-    (count,) = RUNBOOK_INDEX._connection().execute("SELECT count(*) FROM idx").fetchone()
+    (count,) = RUNBOOK_INDEX._connection(None).execute("SELECT count(*) FROM idx").fetchone()
     build = statistics.median(builds)
     print(f"search index: {count} runbooks built in {_ms(build)} (median of 5; target {TARGET_BUILD_MS:.0f} ms)"
           f" {'OK' if build * 1000 <= TARGET_BUILD_MS else 'SLOW'}")

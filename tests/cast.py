@@ -99,6 +99,7 @@ class World:
     notification: Any
     other_incident: Any
     ops_runbook: Any
+    proposal: Any = None
 
 
 def build_world(*, alice, bob, mallory, team, other_team) -> World:
@@ -115,12 +116,19 @@ def build_world(*, alice, bob, mallory, team, other_team) -> World:
     collab.follow_set(incident=incident, user=alice, follow=True)
     notification = Notification.objects.create(user=alice, incident=incident, verb="mention",
                                                text=f"{SECRET} notification", url=f"/incidents/{incident.pk}/")
+    from kb.services.export import runbook_text
+    from kb.services.governance import proposal_create
+
+    disk_full = Runbook.objects.get(slug="disk-full")
+    proposal = proposal_create(runbook=disk_full, team=team, user=bob, message=f"{SECRET} proposal",
+                               text=runbook_text(runbook=disk_full).replace("## Summary", "## Proposed"))
+    # An Ops runbook of its own (not published: other teams do not see it).
     ops_runbook = Runbook.objects.get(slug="jvm-long-gc-pause")
     ops_runbook.team = team
     ops_runbook.save(update_fields=["team"])
     other_incident = make_incident(team=other_team, user=mallory, title="Other team's own incident")
     return World(alice, bob, mallory, team, other_team, incident, analysis, annotation, note, notification,
-                 other_incident, ops_runbook)
+                 other_incident, ops_runbook, proposal)
 
 
 def db_state() -> dict[str, list[dict]]:

@@ -51,6 +51,18 @@ def venv_python() -> str:
     return str(Path(sys.prefix).resolve() / "bin" / "python")
 
 
+def _hide_checkout(host: Path) -> str:
+    """Shell commands (run in the host's own mount namespace) that lay a tmpfs over the
+    checkout. A virtualenv made inside the checkout (`make install`'s .venv, as in a CI
+    clone) is the host's Python installation, not the code: it is bound back in place."""
+    venv = Path(sys.prefix).resolve()
+    if ROOT not in venv.parents:
+        return f'mount -t tmpfs kb-no-checkout "{ROOT}"'
+    keep = host / "python-env"
+    return (f'mkdir -p "{keep}" && mount --bind "{venv}" "{keep}" && mount -t tmpfs kb-no-checkout "{ROOT}"'
+            f' && mkdir -p "{venv}" && mount --bind "{keep}" "{venv}"')
+
+
 def can_make_network_namespaces() -> bool:
     return os.geteuid() == 0 and shutil.which("ip") is not None and shutil.which("unshare") is not None
 
@@ -91,7 +103,7 @@ def multi_host_cluster(base: Path, workers: int = 2, cores: int = 1, memory: str
                 if net:
                     # Own network namespace; own mount namespace with the checkout hidden.
                     cmd = ["ip", "netns", "exec", net["namespaces"][i], "unshare", "--mount", "sh", "-c",
-                           f'mount -t tmpfs kb-no-checkout "{ROOT}" && cd "{host}" && exec "$@"', "sh", *cmd]
+                           _hide_checkout(host) + f' && cd "{host}" && exec "$@"', "sh", *cmd]
                 log = base / f"host{i + 1}.log"
                 cluster.host_dirs.append(host)
                 cluster.logs.append(log)

@@ -63,6 +63,8 @@ class Bundle(models.Model):
     size = models.BigIntegerField(default=0)
     sha256 = models.CharField(max_length=64, blank=True)
     created = models.DateTimeField(auto_now_add=True)
+    # Set by `manage.py prune`: the files are gone (results and findings stay).
+    pruned = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created"]
@@ -89,6 +91,9 @@ class Analysis(models.Model):
     result = models.JSONField(null=True, blank=True)         # the result, docs/contract.md §2
     engine = models.CharField(max_length=10, blank=True)
     runbooks_digest = models.CharField(max_length=64, blank=True)  # which runbook versions it used
+    # Bytes this analysis keeps on disk besides the upload: its compressed, line-indexed
+    # copy of the staged files (kb.services.context_store); counted in the team's quota.
+    stored_bytes = models.BigIntegerField(default=0)
     attempts = models.PositiveSmallIntegerField(default=0)
     lease_owner = models.CharField(max_length=100, blank=True)
     lease_expires = models.DateTimeField(null=True, blank=True)

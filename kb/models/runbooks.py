@@ -1,6 +1,15 @@
 """Runbooks as rows. `meta` (the whole front matter) and `body` are the source
 of truth; the other tables are derived from `meta` by
 kb.services.runbooks.runbook_save on every save, for browsing and filtering.
+
+Who owns a row (docs: kb/README.md "Runbook governance"):
+
+- shipped: team and overlay_of empty, loaded from runbooks/ by sync_runbooks;
+  changed only by the files or by a site maintainer (staff);
+- a team overlay: overlay_of = the shipped row, team = the team whose edit it
+  is; it replaces the shipped row for that team alone;
+- a team runbook: team set, overlay_of empty; seen by its team, and by every
+  team once a maintainer set `published`.
 """
 
 from __future__ import annotations
@@ -18,7 +27,8 @@ class Runbook(models.Model):
         HIGH = "high", "High"
         CRITICAL = "critical", "Critical"
 
-    slug = models.SlugField(max_length=120, unique=True)
+    # Unique among shipped and team runbooks; an overlay repeats its shipped row's slug.
+    slug = models.SlugField(max_length=120)
     title = models.CharField(max_length=200)
     summary = models.TextField()
     # Comma-separated ("hdfs,flink"): filtered by whole token, portable across
@@ -27,8 +37,15 @@ class Runbook(models.Model):
     severity = models.CharField(max_length=10, choices=Severity.choices)
     meta = models.JSONField()
     body = models.TextField(blank=True)
-    # Optional owner: its admins may edit the runbook. The shipped catalog has none.
-    team = models.ForeignKey("kb.Team", models.SET_NULL, null=True, blank=True, related_name="runbooks")
+    # The owning team (a team runbook or overlay); the shipped catalog has none. CASCADE:
+    # a team's rows must never outlive it as shipped ones, visible to every team.
+    team = models.ForeignKey("kb.Team", models.CASCADE, null=True, blank=True, related_name="runbooks")
+    overlay_of = models.ForeignKey("self", models.CASCADE, null=True, blank=True, related_name="overlays")
+    # A team runbook every team sees (set by a maintainer).
+    published = models.BooleanField(default=False)
+    # An overlay its team went back from (the shipped runbook is seen again): the row and its
+    # revisions stay, so the history keeps every change and who made it; a new edit revives it.
+    overlay_dropped = models.DateTimeField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
@@ -38,9 +55,19 @@ class Runbook(models.Model):
             # The home page lists recently changed runbooks.
             models.Index(fields=["-updated"], name="runbook_updated_idx"),
         ]
+        constraints = [
+            models.UniqueConstraint(fields=["slug"], condition=models.Q(overlay_of__isnull=True),
+                                    name="runbook_unique_slug"),
+            models.UniqueConstraint(fields=["overlay_of", "team"], condition=models.Q(overlay_of__isnull=False),
+                                    name="runbook_unique_overlay_per_team"),
+        ]
 
     def __str__(self) -> str:
-        return self.slug
+        return self.slug if self.overlay_of_id is None else f"{self.slug} (overlay of team {self.team_id})"
+
+    @property
+    def is_shipped(self) -> bool:
+        return self.team_id is None and self.overlay_of_id is None
 
     @property
     def component_list(self) -> list[str]:

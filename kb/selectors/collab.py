@@ -103,9 +103,10 @@ def is_following(*, incident: Incident, user: Any) -> bool:
 
 
 def _runbooks_with_component(component: str) -> QuerySet[Runbook]:
-    from kb.selectors.runbooks import runbook_list
+    # Only slugs to narrow the user's own incidents by: every row may answer.
+    from kb.selectors.runbooks import with_component
 
-    return runbook_list(component=component)
+    return with_component(Runbook.objects.all(), component)
 
 
 def incident_filter(qs: QuerySet[Incident], *, component: str = "", runbook: str = "",

@@ -20,7 +20,8 @@ from kb.lib.candidates import derive_candidates
 from kb.lib.evidence import as_record, records as evidence_records, short_path, symptom_weights
 from kb.lib.chain import chain_build
 from kb.lib.timeline import GREY, evidence_anchor, finding_colours, parse_ts, short_name, timeline_build
-from kb.models import Analysis, Runbook, Symptom
+from kb.models import Analysis
+from kb.selectors.catalog import catalog_symptoms, runbook_catalog
 from kb.selectors.runbooks import FIX_KIND_LABELS
 
 FIX_KIND_ORDER = ("diagnosis", "mitigation", "permanent")
@@ -123,15 +124,18 @@ class _Anchors:
         return item
 
 
-def _catalog(result: dict[str, Any]) -> tuple[dict[str, str], dict[str, dict[str, Any]], set[frozenset[str]]]:
-    """Symptom titles, the front matter of every runbook the result names, look-alike pairs."""
+def _catalog(result: dict[str, Any], team_id: int) -> tuple[dict[str, str], dict[str, dict[str, Any]],
+                                                             set[frozenset[str]]]:
+    """Symptom titles, the front matter of every runbook the result names, look-alike
+    pairs: as the analysis's team sees them (kb.selectors.catalog)."""
     titles = {s["id"]: s.get("title") or s["id"] for s in result.get("symptoms") or []}
     slugs = {f["runbook"] for f in result.get("findings") or []}
     for s in result.get("symptoms") or []:
         slugs.update(s.get("candidate_runbooks") or [])
     for key in ("candidates", "ruled_out"):
         slugs.update(c.get("runbook") for c in result.get(key) or [] if isinstance(c, dict))
-    metas = {slug: meta or {} for slug, meta in Runbook.objects.filter(slug__in=slugs).values_list("slug", "meta")}
+    metas = {slug: meta or {} for slug, meta in
+             runbook_catalog(team=team_id).filter(slug__in=slugs).values_list("slug", "meta")}
     for meta in list(metas.values()):
         for d in meta.get("differential") or []:
             if isinstance(d, dict) and d.get("slug") in slugs:
@@ -139,17 +143,17 @@ def _catalog(result: dict[str, Any]) -> tuple[dict[str, str], dict[str, dict[str
     wanted = {e.get("symptom") for e in result.get("timeline") or []}
     for meta in metas.values():
         wanted.update(u.get("id") for u in meta.get("symptoms") or [] if isinstance(u, dict))
-    titles.update(dict(Symptom.objects.filter(id__in=wanted - set(titles) - {None}).values_list("id", "title")))
+    titles.update({i: t for i, (t, _) in catalog_symptoms(ids=wanted - set(titles), team=team_id).items()})
     related = {frozenset((slug, d["slug"])) for slug, meta in metas.items()
                for d in meta.get("differential") or [] if isinstance(d, dict) and d.get("slug")}
     return titles, metas, related
 
 
-def _library(metas: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _library(metas: dict[str, dict[str, Any]], team_id: int) -> dict[str, dict[str, Any]]:
     """Symptom definitions the runbooks' fill maps name (their patterns give the captures)."""
     ids = {src.get("symptom") for meta in metas.values() for sources in (meta.get("fill") or {}).values()
            for src in (sources if isinstance(sources, list) else [sources]) if isinstance(src, dict)}
-    return dict(Symptom.objects.filter(id__in=ids - {None}).values_list("id", "definition"))
+    return {i: d for i, (_, d) in catalog_symptoms(ids=ids, team=team_id).items()}
 
 
 def _finding(f: dict[str, Any], rank: int, *, ctx: dict[str, Any]) -> dict[str, Any]:
@@ -236,14 +240,14 @@ def analysis_report(*, analysis: Analysis, zoom: dict[str, Any] | None = None) -
     ({"start": datetime, "end": datetime}) narrows the timeline."""
     result = analysis.result or {}
     findings_in = result.get("findings") or []
-    titles, metas, related = _catalog(result)
+    titles, metas, related = _catalog(result, analysis.team_id)
     colours = finding_colours(findings_in)
     roles = host_roles(result.get("files") or [])
     anchors = _Anchors()
     ruled_out = [dict(r, title=r.get("title") or (metas.get(r.get("runbook")) or {}).get("title") or r.get("runbook"))
                  for r in result.get("ruled_out") or [] if isinstance(r, dict)]
     ctx = {"titles": titles, "roles": roles, "anchors": anchors, "metas": metas, "colours": colours,
-           "library": _library(metas), "files": result.get("files") or [], "pk": analysis.pk,
+           "library": _library(metas, analysis.team_id), "files": result.get("files") or [], "pk": analysis.pk,
            "all_evidence": [e for f in findings_in for e in f.get("evidence") or []], "ruled_out": ruled_out}
     findings = [_finding(f, rank, ctx=ctx) for rank, f in enumerate(findings_in, start=1)]
     components = {f["path"]: f.get("component") for f in result.get("files") or []}

@@ -30,10 +30,13 @@ from django.utils import timezone
 
 from analyzers.model import BundleError
 from analyzers.staging import stage_logs
-from kb.models import Analysis, Bundle, Finding, Incident, Runbook, Team
+from kb.models import Analysis, Bundle, Finding, Incident, Team
+from kb.selectors.catalog import catalog_metas
 from kb.services.bundles import bundle_incident_for_upload, bundle_limits, bundle_store, safe_label
+from kb.services.context_store import context_dir, context_store_write
 from kb.services.incidents import incident_severity_follow
-from kb.services.staged import staged_dir, staged_manifest_write
+from kb.services.staged import staged_dir
+from kb.services.storage import analyses_rate_check, storage_check_upload
 from kb.services.leases import (
     Heartbeat,
     LeaseLost,
@@ -41,6 +44,7 @@ from kb.services.leases import (
     analysis_extend_lease,
     analysis_fail,
     announce_finished,
+    error_summary,
     lease_span,
     one_line,
 )
@@ -62,19 +66,14 @@ class SparkUnavailable(Exception):
     """The worker's SparkSession could not start (no Java, no master); the message is one line."""
 
 
-def error_summary(exc: BaseException) -> str:
-    """One line for a user: the exception's type and first line, and for an error from
-    the JVM (py4j puts it on a line starting ": ") the Java exception, not its stack."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    java = next((line[2:] for line in lines if line.startswith(": ")), None)
-    return one_line(java or f"{type(exc).__name__}: {lines[0] if lines else ''}", 500)
-
-
 def analysis_upload(*, user, uploaded_file: UploadedFile, incident: Incident | None = None,
                     team: Team | None = None, healthy: bool = False) -> Analysis:
     """Store an upload and queue its analysis, in one transaction: on `incident`,
     or (without one) on a new incident of `team` titled after the file. The web
     form and the API both come here."""
+    team_id = incident.team_id if incident is not None else team.pk
+    storage_check_upload(team_id=team_id, incoming=uploaded_file.size or 0)   # QuotaExceeded: 413
+    analyses_rate_check(team_id=team_id)                                      # QuotaExceeded: 429
     with transaction.atomic():
         if incident is None:
             incident = bundle_incident_for_upload(user=user, team=team, name=uploaded_file.name)
@@ -92,7 +91,11 @@ def analysis_start(*, bundle: Bundle, baseline: Analysis | None = None, healthy:
 
 
 def analysis_reanalyze(*, analysis: Analysis) -> Analysis:
-    """A fresh analysis of the same bundle (after runbooks changed); the old one stays."""
+    """A fresh analysis of the same bundle (after runbooks changed); the old one stays.
+    Raises QuotaExceeded (429) past the team's hourly limit, BundleError once pruned."""
+    if analysis.bundle.pruned is not None:
+        raise BundleError(f"{analysis.bundle.original_name}: its files were pruned, upload it again")
+    analyses_rate_check(team_id=analysis.team_id)
     return analysis_start(bundle=analysis.bundle)
 
 
@@ -133,7 +136,13 @@ def analysis_discard_staged(*, analysis_id: int) -> None:
     """Remove what an analysis staged, when its process was killed before it could."""
     analysis = Analysis.objects.select_related("bundle").filter(id=analysis_id).first()
     if analysis is not None:
-        shutil.rmtree(staged_dir(analysis.bundle, analysis_id), ignore_errors=True)
+        _discard(analysis)
+
+
+def _discard(analysis: Analysis) -> None:
+    """The unpacked tree and a context store left partial by a failed run."""
+    shutil.rmtree(staged_dir(analysis.bundle, analysis.id), ignore_errors=True)
+    shutil.rmtree(context_dir(analysis.bundle, analysis.id), ignore_errors=True)
 
 
 def analysis_run(*, analysis_id: int, owner: str) -> bool:
@@ -145,7 +154,8 @@ def analysis_run(*, analysis_id: int, owner: str) -> bool:
         log.info("analysis %s: not claimed by %s (another delivery holds or finished it)", analysis_id, owner)
         return False
     analysis = Analysis.objects.select_related("bundle", "baseline__bundle").get(id=analysis_id)
-    runbooks = list(Runbook.objects.order_by("slug").values_list("meta", flat=True))
+    # The catalog as the analysis's team sees it: shipped, its overlays, its own and published runbooks.
+    runbooks = catalog_metas(team=analysis.team_id)
     if not runbooks:
         analysis_fail(analysis_id=analysis_id, owner=owner,
                       error="no runbooks are loaded (run `python manage.py sync_runbooks`)")
@@ -158,13 +168,17 @@ def analysis_run(*, analysis_id: int, owner: str) -> bool:
         with Heartbeat(analysis_id, owner):
             result = _analyze(analysis, runbooks, runner, progress, workdir)
     except (BundleError, SparkUnavailable) as exc:
-        shutil.rmtree(workdir, ignore_errors=True)
+        _discard(analysis)
         analysis_fail(analysis_id=analysis_id, owner=owner, error=str(exc))
         return True
     except BaseException:
-        shutil.rmtree(workdir, ignore_errors=True)
+        _discard(analysis)
         raise
-    _store(analysis_id, owner, result, engine, _digest(runbooks))
+    # The unpacked tree goes now (the upload stays; re-analysis unpacks again): the
+    # context view reads the compressed, line-indexed copy _analyze stored.
+    shutil.rmtree(workdir, ignore_errors=True)
+    result, stored_bytes = result
+    _store(analysis_id, owner, result, engine, _digest(runbooks), stored_bytes)
     announce_finished(analysis_id)
     return True
 
@@ -185,6 +199,7 @@ def _runner(engine: str, analysis_id: int, owner: str, progress: _Progress) -> R
 
 def _analyze(analysis: Analysis, runbooks, runner: Runner, progress: _Progress, workdir: Path):
     from analyzers.engine import analyze_staged
+    from kb.services.baselines import analysis_baseline   # baselines starts analyses: imported here
 
     shutil.rmtree(workdir, ignore_errors=True)       # a redelivery starts clean
     source = _input_link(Path(analysis.bundle.stored_path), workdir / "input",
@@ -194,25 +209,12 @@ def _analyze(analysis: Analysis, runbooks, runner: Runner, progress: _Progress, 
     progress.stage("unpacking")
     # Unusable input, as for `manage.py analyze` (exit 2): say so, not "no root cause".
     staged = stage_logs([str(source)], str(workdir), limits, label=source.name)
+    baseline = analysis_baseline(analysis, runbooks, runner, limits)
     result = analyze_staged(staged, runbooks, engine=runner.engine, limits=limits, runner=runner.run,
                             range_bytes=runner.range_bytes, started=t0, startup_seconds=runner.startup_seconds,
-                            progress=progress, baseline=_baseline(analysis, runbooks, runner, limits))
-    staged_manifest_write(bundle=analysis.bundle, analysis_id=analysis.id, files=staged.files)
-    return result
-
-
-def _baseline(analysis: Analysis, runbooks, runner: Runner, limits):
-    """The templates of the baseline analysis's bundle (same team: checked when it was chosen,
-    and again here), or None. Named in the result by the baseline's upload name, never its path."""
-    base = analysis.baseline
-    if base is None or base.team_id != analysis.team_id:
-        return None
-    from analyzers.baseline import baseline_of
-    from analyzers.leads import Baseline
-
-    found = baseline_of([base.bundle.stored_path], runbooks, limits=limits, runner=runner.run,
-                        range_bytes=runner.range_bytes)
-    return Baseline(path=f"analysis {base.pk} ({base.bundle.original_name})", templates=found.templates)
+                            progress=progress, baseline=baseline)
+    stored = context_store_write(bundle=analysis.bundle, analysis_id=analysis.id, files=staged.files)
+    return result, stored
 
 
 def _input_link(stored: Path, directory: Path, label: str) -> Path:
@@ -227,7 +229,8 @@ def _input_link(stored: Path, directory: Path, label: str) -> Path:
     return target
 
 
-def _store(analysis_id: int, owner: str, result: dict[str, Any], engine: str, digest: str) -> None:
+def _store(analysis_id: int, owner: str, result: dict[str, Any], engine: str, digest: str,
+           stored_bytes: int = 0) -> None:
     """Result and findings in one transaction, only while we hold the lease; old
     findings go first, so a redelivery leaves the same rows."""
     findings, seen = [], set()
@@ -240,7 +243,7 @@ def _store(analysis_id: int, owner: str, result: dict[str, Any], engine: str, di
         # The UPDATE first: it takes SQLite's write lock at once (no read-then-upgrade deadlock).
         if not Analysis.objects.filter(id=analysis_id, status=Status.RUNNING, lease_owner=owner).update(
             status=Status.DONE, result=result, progress=100, stage="", error="", finished=timezone.now(),
-            lease_expires=None, engine=engine, runbooks_digest=digest,
+            lease_expires=None, engine=engine, runbooks_digest=digest, stored_bytes=stored_bytes,
         ):
             raise LeaseLost(f"analysis {analysis_id}: lease of {owner} lost before the result was stored")
         Finding.objects.filter(analysis_id=analysis_id).delete()

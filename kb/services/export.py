@@ -35,14 +35,18 @@ def runbook_text(*, runbook: Runbook, canonical: bool = False) -> str:
 def runbook_export(
     *, directory: str | Path, slugs: list[str] | None = None, canonical: bool = False
 ) -> tuple[list[Path], list[Path]]:
-    """Write runbooks (all, or the given slugs) to directory/<slug>.md and
+    """Write runbooks (all shipped ones, or the given slugs, a team's own included) to directory/<slug>.md and
     the symptoms they use to directory/symptoms/<id>.yaml (with no slugs
     given: every symptom of the library). Returns both lists of paths."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    runbooks = Runbook.objects.order_by("slug")
+    # The shipped catalog; a team's own runbook only when named (to review it into runbooks/,
+    # e.g. one drafted from a lead); an overlay never: it is an edit of a shipped file.
+    runbooks = Runbook.objects.filter(overlay_of__isnull=True).order_by("slug")
     symptoms = Symptom.objects.order_by("id")
-    if slugs is not None:
+    if slugs is None:
+        runbooks = runbooks.filter(team__isnull=True)
+    else:
         runbooks = runbooks.filter(slug__in=slugs)
         symptoms = symptoms.filter(uses__runbook__slug__in=slugs).distinct()
     written = []

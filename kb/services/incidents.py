@@ -1,9 +1,10 @@
 """Incidents: create, update, and the lines around a piece of evidence.
 
 A bundle path from a request is only ever looked up among the analysis's own
-`result["files"]` and then in its staging manifest (kb.services.staged), whose
-files must stay inside the bundle's directory, so a request can never name an
-arbitrary file on the server.
+`result["files"]` and then in its context store's manifest
+(kb.services.context_store; for analyses from before it, the staging manifest
+of kb.services.staged, whose files must stay inside the bundle's directory),
+so a request can never name an arbitrary file on the server.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from django.db import transaction
 from kb.access import is_member
 from kb.models import Analysis, Incident, Team
 from kb.services.activity import activity_record
+from kb.services.context_store import context_store_lines
 from kb.services.staged import analysis_staged_file
 
 CONTEXT_RADIUS = 10
@@ -109,13 +111,18 @@ def analysis_context(*, analysis: Analysis, path: str, line: int,
         return None
     ctx: dict[str, Any] = {"path": path, "line": line, "host": entry.get("host"), "lines": [],
                            "available": False}
-    disk = analysis_staged_file(analysis=analysis, path=path)
-    if disk is None:
-        return ctx
     first, last = max(1, line - radius), line + radius
     if end is not None and line < end <= line + RECORD_SPAN:
         last = end + radius
-    ctx["lines"] = _read_lines(disk, first, last, line)
+    stored = context_store_lines(analysis=analysis, path=path, first=first, last=last,
+                                 max_line_bytes=MAX_LINE_CHARS * 4)
+    if stored is not None:
+        ctx["lines"] = [_line(s.number, s.raw, s.cut, line) for s in stored]
+    else:   # an analysis from before the context store keeps its staged tree
+        disk = analysis_staged_file(analysis=analysis, path=path)
+        if disk is None:
+            return ctx
+        ctx["lines"] = _read_lines(disk, first, last, line)
     ctx["available"] = True
     ctx["past_end"] = not any(item["target"] for item in ctx["lines"])
     return ctx

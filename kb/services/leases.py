@@ -173,3 +173,11 @@ class Heartbeat:
 def one_line(value: Any, limit: int = 300) -> str:
     text = " ".join(str(value).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def error_summary(exc: BaseException) -> str:
+    """One line for a user: the exception's type and first line, and for an error from
+    the JVM (py4j puts it on a line starting ": ") the Java exception, not its stack."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    java = next((line[2:] for line in lines if line.startswith(": ")), None)
+    return one_line(java or f"{type(exc).__name__}: {lines[0] if lines else ''}", 500)

@@ -28,14 +28,21 @@ def meta_to_json(meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def runbook_save(
-    *, parsed: ParsedRunbook, text: str, author: Any = None, message: str = ""
+    *, parsed: ParsedRunbook, text: str, author: Any = None, message: str = "", row: Runbook | None = None
 ) -> tuple[Runbook, str]:
     """Upsert one parsed runbook; returns (row, "created" | "updated" | "unchanged").
 
-    A new revision is recorded only when the file text changed.
+    `row` is the row to write (an overlay, a team runbook, a new unsaved row);
+    without it, the shipped runbook of that slug (a file sync). A new revision
+    is recorded only when the file text changed.
     """
     meta = meta_to_json(parsed.meta)
-    runbook = Runbook.objects.filter(slug=parsed.slug).first()
+    if row is None:
+        row = Runbook.objects.filter(slug=parsed.slug, overlay_of__isnull=True).first()
+        if row is not None and row.team_id is not None:
+            raise RunbookError(f"{runbook_file_path(parsed.slug)}: the slug is taken by a team's own runbook "
+                               "(rename the file, or have a maintainer rename that runbook)")
+    runbook = row if row is not None and row.pk is not None else None
     last = runbook.revisions.order_by("-number").first() if runbook else None
     content_changed = runbook is None or runbook.meta != meta or runbook.body != parsed.body
     text_changed = last is None or last.text != text
@@ -43,7 +50,7 @@ def runbook_save(
         return runbook, "unchanged"
 
     status = "created" if runbook is None else "updated"
-    runbook = runbook or Runbook(slug=parsed.slug)
+    runbook = runbook or row or Runbook(slug=parsed.slug)
     runbook.title = meta["title"]
     runbook.summary = meta["summary"]
     runbook.components = ",".join(meta["components"])
@@ -105,11 +112,19 @@ def _derive_tables(runbook: Runbook) -> None:
     )
 
 
-def _check_links(parsed: ParsedRunbook, path: str) -> None:
-    """The cross-file check of analyzers.runbooks.check_catalog, for one
-    edited runbook against the other runbooks in the database."""
-    metas = dict(Runbook.objects.values_list("slug", "meta"))
+def check_links(parsed: ParsedRunbook, path: str, team_id: int | None) -> None:
+    """The cross-file checks of analyzers.runbooks.check_catalog (differential and
+    leads_to name known runbooks, no ranking cycle), for one edited runbook
+    against the other runbooks its team sees (kb.selectors.catalog)."""
+    from kb.selectors.catalog import runbook_catalog
+
+    metas = dict(runbook_catalog(team=team_id).values_list("slug", "meta"))
     metas[parsed.slug] = parsed.meta
+    # Another runbook's link to one this team does not see (a published team runbook
+    # naming its team's unpublished one) is not this edit's to fix: left out.
+    metas = {slug: meta if slug == parsed.slug else
+             {**meta, "leads_to": [x for x in meta.get("leads_to") or [] if x["slug"] in metas]}
+             for slug, meta in metas.items()}
     for d in parsed.meta.get("differential") or []:
         if d["slug"] not in metas:
             raise RunbookError(f"{path}: differential names unknown runbook '{d['slug']}'")
@@ -121,15 +136,23 @@ def _check_links(parsed: ParsedRunbook, path: str) -> None:
 def runbook_update(
     *, runbook: Runbook, text: str, author: Any, message: str = "", base_revision: int | None = None
 ) -> RunbookRevision | None:
-    """Save an edited Markdown file. Returns the new revision, or None when
-    the text did not change. Raises RunbookError with the reason."""
-    text = text.replace("\r\n", "\n")  # browsers submit textareas with CRLF
-    path = runbook_file_path(runbook.slug)
-    parsed = parse_runbook(text, path, expected_slug=runbook.slug, library=db_library())
-    _check_links(parsed, path)
+    """Save an edited Markdown file into this very row (shipped, overlay or team
+    runbook: who may is kb.access's and kb.services.governance's business).
+    Returns the new revision, or None when the text did not change. Raises
+    RunbookError with the reason."""
+    parsed, text = runbook_parse_edit(text=text, slug=runbook.slug, team_id=runbook.team_id)
     with transaction.atomic():
         locked = Runbook.objects.select_for_update().get(pk=runbook.pk)
         before = revision_check_base(last=locked.revisions.order_by("-number").first(),
-                                     base_revision=base_revision, path=path)
-        saved, _ = runbook_save(parsed=parsed, text=text, author=author, message=message)
+                                     base_revision=base_revision, path=runbook_file_path(runbook.slug))
+        saved, _ = runbook_save(parsed=parsed, text=text, author=author, message=message, row=locked)
         return saved.revisions.filter(number__gt=before).order_by("-number").first()
+
+
+def runbook_parse_edit(*, text: str, slug: str | None, team_id: int | None) -> tuple[ParsedRunbook, str]:
+    """An edited file, validated as the runbook `slug` (None: the file names
+    its slug) of the catalog `team_id` sees; (parsed, text with LF endings)."""
+    text = text.replace("\r\n", "\n")  # browsers submit textareas with CRLF
+    parsed = parse_runbook(text, runbook_file_path(slug or "new"), expected_slug=slug, library=db_library())
+    check_links(parsed, runbook_file_path(parsed.slug), team_id)
+    return parsed, text

@@ -11,8 +11,10 @@ from django.utils.safestring import mark_safe
 
 from analyzers.engine import analyze_text
 from analyzers.shared_evidence import rank_candidates
-from kb.models import Runbook
+from kb.models import Runbook, Team
+from kb.selectors.catalog import runbook_catalog
 from kb.services.search_index import MARK_CLOSE, MARK_OPEN, RUNBOOK_INDEX
+from kb.services.symptom_overlays import catalog_resolve
 
 WORD_RE = re.compile(r"[\w.\-]+")
 MAX_LOG_CHARS = 1_000_000
@@ -48,19 +50,20 @@ class WordSearch:
     too_common_words: list[str] = field(default_factory=list)  # all the query had: searched, barely ranked
 
 
-def runbook_search_words(*, q: str, limit: int = MAX_WORD_HITS) -> list[WordHit]:
-    return word_search(q=q, limit=limit).hits
+def runbook_search_words(*, q: str, team: Team | None, limit: int = MAX_WORD_HITS) -> list[WordHit]:
+    return word_search(q=q, team=team, limit=limit).hits
 
 
-def word_search(*, q: str, limit: int = MAX_WORD_HITS) -> WordSearch:
-    """Rank runbooks for the words of q (kb.services.search_index: SQLite FTS5,
-    weighted BM25, title above body): runbooks containing more of the words first,
-    then by relevance. Each hit carries its title and the matching part of its
-    text with the words marked."""
+def word_search(*, q: str, team: Team | None, limit: int = MAX_WORD_HITS) -> WordSearch:
+    """Rank the runbooks `team` sees (kb.selectors.catalog; None: the shipped and
+    published ones) for the words of q (kb.services.search_index: the team's own
+    SQLite FTS5 index, weighted BM25, title above body): runbooks containing more
+    of the words first, then by relevance. Each hit carries its title and the
+    matching part of its text with the words marked."""
     words = list(dict.fromkeys(w.lower() for w in WORD_RE.findall(q or "") if len(w) >= 2))
     if not words:
         return WordSearch([], [])
-    hits, common, left_out = RUNBOOK_INDEX.search(words, limit)
+    hits, common, left_out = RUNBOOK_INDEX.search(words, limit, team=team)
     runbooks = Runbook.objects.in_bulk([h.runbook_id for h in hits])
     best = {}
     for h in hits:
@@ -82,8 +85,8 @@ def word_search(*, q: str, limit: int = MAX_WORD_HITS) -> WordSearch:
     return WordSearch(out, [], common)
 
 
-def runbook_search_log(*, text: str) -> dict[str, Any]:
-    """Match a pasted log excerpt against every runbook's signatures.
+def runbook_search_log(*, text: str, team: Team | None) -> dict[str, Any]:
+    """Match a pasted log excerpt against the signatures of every runbook `team` sees.
 
     Returns the engine result (docs/contract.md §2) with Runbook rows
     attached for the page: findings[i]["runbook_obj"]; for each symptom its
@@ -94,8 +97,7 @@ def runbook_search_log(*, text: str) -> dict[str, Any]:
     its Runbook row as "runbook_obj".
     """
     text = (text or "")[:MAX_LOG_CHARS].replace("\r\n", "\n")
-    runbooks = _paste_catalog()
-    metas = [r.meta for r in runbooks.values()]
+    runbooks, metas = _paste_catalog(team)
     result = analyze_text(text, metas)
     result["engine"] = result["stats"]["engine"]
     for finding in result["findings"]:
@@ -111,20 +113,27 @@ def runbook_search_log(*, text: str) -> dict[str, Any]:
     return result
 
 
-def _paste_catalog() -> dict[str, Runbook]:
-    return {r.slug: r for r in Runbook.objects.all()}
+def _paste_catalog(team: Team | None) -> tuple[dict[str, Runbook], list[dict[str, Any]]]:
+    """The runbooks `team` sees and their metas resolved against its symptoms, in the
+    order the matcher is built from (the warm-up compiles exactly this set)."""
+    runbooks = {r.slug: r for r in runbook_catalog(team=team).order_by("slug")}
+    return runbooks, catalog_resolve([r.meta for r in runbooks.values()], team.pk if team else None)
 
 
 def paste_matcher_warm() -> str | None:
     """Compile, now, the matcher runbook_search_log will use (0.6-1.2 s on first use
     otherwise: the first pasted snippet of a web process would pay it). Called once
-    at web start (kb/wsgi.py). Returns the signature-set hash, None without runbooks."""
+    at web start (kb/wsgi.py): the shared catalog's (a team with its own runbooks or
+    overlays compiles its set on its first paste). Returns the signature-set hash,
+    None without runbooks."""
     from analyzers.serialised_matcher import signature_set_hash
     from analyzers.signatures import matcher_for, signatures_from_runbooks
 
-    metas = [r.meta for r in _paste_catalog().values()]
+    _, metas = _paste_catalog(None)
     if not metas:
         return None
     signatures = signatures_from_runbooks(metas)
-    matcher_for(signatures).candidates(b"\n", errors=False)   # the lazily compiled database too
+    matcher = matcher_for(signatures)
+    matcher.candidates(b"\n", errors=False)                # the lazily compiled databases too
+    matcher.candidates(b"\n", errors=True, leads=False)
     return signature_set_hash(signatures)

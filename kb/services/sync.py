@@ -95,7 +95,7 @@ def _check_kept(catalog: Catalog, texts: dict[str, str], library: Library, kept_
         # Parsed against the files' library already; again only when app-edited symptoms replace some of it.
         mixed.runbooks[slug] = rb if library == catalog.symptoms else parse_runbook(
             texts[slug], rb.path, expected_slug=slug, library=library)
-    for row in Runbook.objects.filter(slug__in=kept_runbooks):
+    for row in Runbook.objects.filter(slug__in=kept_runbooks, team__isnull=True, overlay_of__isnull=True):
         path = f"{row.slug} (edited in the app)"
         mixed.runbooks[row.slug] = parse_runbook(dump_runbook(row.meta, row.body), path, library=library)
     check_catalog(mixed)
@@ -118,7 +118,8 @@ def runbook_sync(*, directory: str | Path, force: bool = False) -> SyncResult:
     result = SyncResult(directory=str(directory), warnings=list(catalog.warnings))
     if not force:
         result.kept = [slug for slug in catalog.runbooks if _edited_in_app_since(
-            RunbookRevision.objects.filter(runbook__slug=slug), texts[slug])]
+            RunbookRevision.objects.filter(runbook__slug=slug, runbook__team__isnull=True,
+                                          runbook__overlay_of__isnull=True), texts[slug])]
         result.symptoms.kept = [sid for sid in catalog.symptoms if _edited_in_app_since(
             SymptomRevision.objects.filter(symptom_id=sid), symptom_texts[sid])]
     library = _library(catalog, result.symptoms.kept)
@@ -138,6 +139,7 @@ def runbook_sync(*, directory: str | Path, force: bool = False) -> SyncResult:
                 getattr(result, status).append(slug)
         runbooks_resolve(symptom_ids=result.symptoms.created + result.symptoms.updated, library=library)
         result.missing = list(
-            Runbook.objects.exclude(slug__in=list(catalog.runbooks)).values_list("slug", flat=True)
+            Runbook.objects.filter(team__isnull=True, overlay_of__isnull=True)
+            .exclude(slug__in=list(catalog.runbooks)).values_list("slug", flat=True)
         )
     return result

@@ -40,6 +40,7 @@ from kb.selectors.collab import (
     runbook_note_list,
     similar_incidents,
 )
+from kb.selectors.catalog import catalog_runbook_or_404, runbook_catalog, viewer_team
 from kb.selectors.incidents import user_teams
 from kb.services import collab, notifications
 
@@ -101,7 +102,7 @@ def _feedback_ctx(request: HttpRequest, analysis: Analysis, slug: str, errors: l
     return {"analysis": analysis, "slug": slug, "fb": data, "errors": errors or [],
             "key": f"feedback-a{analysis.pk}-{slug}",
             "reason": reason if errors else (data["mine"].reason if data["mine"] else ""),
-            "runbook_exists": Runbook.objects.filter(slug=slug).exists()}
+            "runbook_exists": runbook_catalog(team=analysis.team_id).filter(slug=slug).exists()}
 
 
 @require_http_methods(["GET", "POST"])
@@ -188,7 +189,10 @@ def _notes_ctx(request: HttpRequest, runbook: Runbook, form: RunbookNoteForm | N
 @require_http_methods(["GET", "POST"])
 @vary_on_headers("HX-Request")
 def runbook_notes(request: HttpRequest, slug: str) -> HttpResponse:
-    runbook = get_object_or_404(Runbook, slug=slug)   # runbooks are shared; notes are per team
+    # Notes are per team, on the runbook the user's team sees; on an overlay, on its shipped row
+    # (so they outlive the overlay).
+    seen = catalog_runbook_or_404(team=viewer_team(request.user), slug=slug)
+    runbook = seen.overlay_of or seen
     if request.method == "GET":
         if not request.htmx:
             return redirect(reverse("runbook_detail", args=[runbook.slug]) + "#field-notes")

@@ -20,6 +20,7 @@ from kb.models import Analysis, Incident
 from kb.selectors.incidents import user_teams
 from kb.selectors.report import analysis_report, parse_zoom
 from kb.services.baselines import healthy_choices
+from kb.services.storage import incident_storage
 from kb.views.pipeline import progress_context
 
 LIST_LIMIT = 200
@@ -84,6 +85,7 @@ def _incident_page(request: HttpRequest, incident: Incident, form: IncidentUpdat
         "incident": incident, "form": form, **detail,
         "in_flight": [progress_context(a) for a in detail["in_flight"]],
         "analysis": latest, "report": analysis_report(analysis=latest, zoom=_zoom(request)) if latest else None,
+        "storage": incident_storage(incident=incident),
     }
     return render(request, "kb/incident_detail.html", ctx, status=status)
 

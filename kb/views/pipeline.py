@@ -12,15 +12,18 @@ upload progress bar.
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from analyzers.model import BundleError
 from kb.access import get_visible_or_404, visible
 from kb.forms import BundleUploadForm
 from kb.models import Analysis, Incident
 from kb.services import analyses
+from kb.services.storage import QuotaExceeded
 from kb.services.upload_files import upload_as_one
 from kb.uploads import human_bytes, upload_refusal
 
@@ -36,19 +39,23 @@ def _is_xhr(request: HttpRequest) -> bool:
 @require_http_methods(["GET", "POST"])
 def incident_upload(request: HttpRequest, incident_id: int) -> HttpResponse:
     incident = get_visible_or_404(Incident.objects.select_related("team"), request.user, id=incident_id)
-    form, error, status = BundleUploadForm(), "", 200
+    form, error, status, quota_status = BundleUploadForm(), "", 200, None
     if request.method == "POST":
         form = BundleUploadForm(request.POST, request.FILES)   # parses the body: the handler may refuse it
         refusal = upload_refusal(request)
         if not refusal and form.is_valid():
             uploaded = upload_as_one(files=form.cleaned_data["file"], paths=request.POST.getlist("path"))
-            analysis = analyses.analysis_upload(incident=incident, user=request.user, uploaded_file=uploaded,
-                                                healthy=form.cleaned_data["healthy"])
-            page = _progress_page(incident, analysis)
-            if _is_xhr(request):
-                return JsonResponse({"analysis": analysis.id, "redirect": page})
-            return redirect(page)
-        status = 413 if refusal else 400
+            try:
+                analysis = analyses.analysis_upload(incident=incident, user=request.user, uploaded_file=uploaded,
+                                                    healthy=form.cleaned_data["healthy"])
+            except QuotaExceeded as exc:      # the team's storage (413) or analyses per hour (429)
+                refusal, quota_status = str(exc), exc.status
+            else:
+                page = _progress_page(incident, analysis)
+                if _is_xhr(request):
+                    return JsonResponse({"analysis": analysis.id, "redirect": page})
+                return redirect(page)
+        status = quota_status if refusal and quota_status else 413 if refusal else 400
         error = refusal or "; ".join(e for errors in form.errors.values() for e in errors)
         if _is_xhr(request):
             return JsonResponse({"error": error}, status=status)
@@ -88,5 +95,9 @@ def analysis_progress(request: HttpRequest, analysis_id: int) -> HttpResponse:
 @require_POST
 def analysis_reanalyze(request: HttpRequest, analysis_id: int) -> HttpResponse:
     old = get_visible_or_404(Analysis.objects.select_related("bundle__incident"), request.user, id=analysis_id)
-    new = analyses.analysis_reanalyze(analysis=old)
+    try:
+        new = analyses.analysis_reanalyze(analysis=old)
+    except (QuotaExceeded, BundleError) as exc:   # the hourly limit, or a pruned bundle: said on the page
+        messages.error(request, str(exc))
+        return redirect("incident_detail", pk=old.bundle.incident_id)
     return redirect(_progress_page(old.bundle.incident, new))

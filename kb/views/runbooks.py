@@ -1,17 +1,15 @@
 from __future__ import annotations
 
-from functools import partial
-
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
-from kb.access import runbook_can_edit
+from kb.access import is_maintainer, runbook_can_edit, runbook_edits_for_everyone
 from kb.forms import RunbookEditForm, RunbookFilterForm, WordSearchForm
-from kb.models import Runbook
+from kb.selectors.catalog import catalog_runbook_or_404, viewer_team
 from kb.selectors.runbooks import (
     revision_compare,
     revision_latest,
@@ -21,7 +19,7 @@ from kb.selectors.runbooks import (
     runbook_recent,
 )
 from kb.services.export import runbook_text
-from kb.services.runbooks import runbook_update
+from kb.services.governance import runbook_edit_save
 from kb.views.editing import file_edit
 
 
@@ -36,8 +34,8 @@ def _int_or_none(value: str | None) -> int | None:
 def home(request: HttpRequest) -> HttpResponse:
     ctx = {
         "form": WordSearchForm(),
-        "recent": runbook_recent(limit=10),
-        "runbook_count": runbook_list_selector().count(),
+        "recent": runbook_recent(team=viewer_team(request.user), limit=10),
+        "runbook_count": runbook_list_selector(team=viewer_team(request.user)).count(),
     }
     return render(request, "kb/home.html", ctx)
 
@@ -48,7 +46,7 @@ def runbook_list(request: HttpRequest) -> HttpResponse:
     form = RunbookFilterForm(request.GET)
     filters = form.cleaned_data if form.is_valid() else {}
     runbooks = runbook_list_selector(
-        component=filters.get("component", ""), severity=filters.get("severity", "")
+        team=viewer_team(request.user), component=filters.get("component", ""), severity=filters.get("severity", "")
     )
     ctx = {"form": form, "runbooks": runbooks, "filtered": any(filters.values())}
     # htmx filtering swaps only the table; a history restore wants the whole page.
@@ -59,32 +57,42 @@ def runbook_list(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def runbook_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    runbook = get_object_or_404(Runbook, slug=slug)
+    team = viewer_team(request.user)
+    runbook = catalog_runbook_or_404(team=team, slug=slug, maintainer=is_maintainer(request.user))
     ctx = {
-        "runbook": runbook,
-        "can_edit": runbook_can_edit(user=request.user, runbook=runbook),
-        **runbook_detail_selector(runbook=runbook),
+        "runbook": runbook, "viewer_team": team,
+        "can_edit": runbook_can_edit(user=request.user, runbook=runbook, team=team),
+        **runbook_detail_selector(runbook=runbook, team=team),
     }
     return render(request, "kb/runbook_detail.html", ctx)
 
 
 @require_http_methods(["GET", "POST"])
 def runbook_edit(request: HttpRequest, slug: str) -> HttpResponse:
-    runbook = get_object_or_404(Runbook, slug=slug)
-    if not runbook_can_edit(user=request.user, runbook=runbook):
-        raise PermissionDenied("Only staff and team admins edit runbooks.")
+    team = viewer_team(request.user)
+    runbook = catalog_runbook_or_404(team=team, slug=slug)
+    if not runbook_can_edit(user=request.user, runbook=runbook, team=team):
+        raise PermissionDenied("Only maintainers change the shipped runbooks, and team admins their team's.")
+
+    def save(*, text: str, author, message: str, base_revision: int | None):
+        return runbook_edit_save(runbook=runbook, team=team, user=author, text=text, message=message,
+                                 base_revision=base_revision, propose=bool(request.POST.get("propose")))
+
     form, response = file_edit(
         request, RunbookEditForm, text=lambda: runbook_text(runbook=runbook), last=revision_latest(runbook=runbook),
-        save=partial(runbook_update, runbook=runbook), done=reverse("runbook_detail", args=[runbook.slug]))
+        save=save, done=reverse("runbook_detail", args=[runbook.slug]))
     if response is not None:
         return response
-    symptoms = runbook_detail_selector(runbook=runbook)["symptoms"]
-    return render(request, "kb/runbook_edit.html", {"runbook": runbook, "form": form, "symptoms": symptoms})
+    symptoms = runbook_detail_selector(runbook=runbook, team=team)["symptoms"]
+    ctx = {"runbook": runbook, "form": form, "symptoms": symptoms, "viewer_team": team,
+           "for_everyone": runbook_edits_for_everyone(user=request.user, runbook=runbook)}
+    return render(request, "kb/runbook_edit.html", ctx)
 
 
 @require_GET
 def runbook_history(request: HttpRequest, slug: str) -> HttpResponse:
-    runbook = get_object_or_404(Runbook, slug=slug)
+    team = viewer_team(request.user)
+    runbook = catalog_runbook_or_404(team=team, slug=slug, maintainer=is_maintainer(request.user))
     old, new, diff = revision_compare(
         runbook=runbook, a=_int_or_none(request.GET.get("a")), b=_int_or_none(request.GET.get("b"))
     )
@@ -94,14 +102,15 @@ def runbook_history(request: HttpRequest, slug: str) -> HttpResponse:
         "old": old,
         "new": new,
         "diff": diff,
-        "can_edit": runbook_can_edit(user=request.user, runbook=runbook),
+        "can_edit": runbook_can_edit(user=request.user, runbook=runbook, team=team),
     }
     return render(request, "kb/runbook_history.html", ctx)
 
 
 @require_GET
 def runbook_raw(request: HttpRequest, slug: str) -> HttpResponse:
-    runbook = get_object_or_404(Runbook, slug=slug)
+    runbook = catalog_runbook_or_404(team=viewer_team(request.user), slug=slug,
+                                     maintainer=is_maintainer(request.user))
     response = HttpResponse(runbook_text(runbook=runbook), content_type="text/markdown; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{runbook.slug}.md"'
     return response

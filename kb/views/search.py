@@ -5,23 +5,26 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from kb.forms import LogSearchForm, WordSearchForm
+from kb.selectors.catalog import viewer_team
 from kb.services.search import runbook_search_log, word_search
 
 
 @require_http_methods(["GET", "POST"])
 def search(request: HttpRequest) -> HttpResponse:
     """GET ?q=words ranks runbooks by text; POST log=... matches a pasted log
-    excerpt against every runbook's signatures."""
+    excerpt against the signatures of every runbook the viewer's team sees
+    (kb.selectors.catalog: the words too are searched in that team's catalog)."""
     word_form = WordSearchForm(request.GET or None)
     log_form = LogSearchForm(request.POST or None)
     ctx = {"word_form": word_form, "log_form": log_form, "q": "", "hits": None, "log_result": None,
            "ignored_words": []}
     if request.method == "POST":
         if log_form.is_valid():
-            ctx["log_result"] = runbook_search_log(text=log_form.cleaned_data["log"])
+            ctx["log_result"] = runbook_search_log(text=log_form.cleaned_data["log"],
+                                                   team=viewer_team(request.user))
     elif word_form.is_valid() and word_form.cleaned_data["q"]:
         ctx["q"] = word_form.cleaned_data["q"]
-        found = word_search(q=ctx["q"])
+        found = word_search(q=ctx["q"], team=viewer_team(request.user))
         ctx["hits"], ctx["ignored_words"] = found.hits, found.ignored_words
         ctx["too_common_words"] = found.too_common_words
         ctx["strong_hits"] = [h for h in found.hits if not h.weak]

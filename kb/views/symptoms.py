@@ -1,21 +1,24 @@
 """The symptom library in the app: one page per symptom with the runbooks
-that share it, its editor and its history."""
+that share it, its editor and its history. A team admin's edit is the team's
+own version of the symptom (kb.services.symptom_overlays); a maintainer's
+changes the library."""
 
 from __future__ import annotations
 
-from functools import partial
-
+from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from kb.access import is_maintainer, symptom_can_edit
 from kb.forms import SymptomEditForm
-from kb.models import RunbookSymptom, Symptom
 from kb.lib.revisions import revision_diff
-from kb.access import symptom_can_edit
-from kb.services.symptoms import symptom_text, symptom_update
+from kb.models import RunbookSymptom, Symptom, SymptomOverlay, Team
+from kb.selectors.catalog import runbook_catalog, viewer_team
+from kb.services.symptom_overlays import symptom_as_seen, symptom_edit_save, symptom_overlay_drop
+from kb.services.symptoms import symptom_text
 from kb.views.editing import file_edit
 
 
@@ -26,14 +29,21 @@ def _int_or_none(value: str | None) -> int | None:
         return None
 
 
-def _uses(symptom: Symptom) -> list[RunbookSymptom]:
-    return list(symptom.uses.select_related("runbook").order_by("runbook__slug"))
+def _uses(symptom: Symptom, team: Team | None) -> list[RunbookSymptom]:
+    return list(symptom.uses.filter(runbook__in=runbook_catalog(team=team))
+                .select_related("runbook").order_by("runbook__slug"))
+
+
+def _revisions(symptom: Symptom, overlay: SymptomOverlay | None):
+    return (overlay or symptom).revisions.select_related("author").order_by("-number")
 
 
 @require_GET
 def symptom_detail(request: HttpRequest, symptom: str) -> HttpResponse:
     symptom = get_object_or_404(Symptom, id=symptom)
-    revisions = list(symptom.revisions.select_related("author").order_by("-number"))
+    team = viewer_team(request.user)
+    seen = symptom_as_seen(symptom=symptom, team=team)
+    revisions = list(_revisions(symptom, seen.overlay))
     b = _int_or_none(request.GET.get("b"))
     new = next((r for r in revisions if r.number == b), revisions[0] if revisions else None)
     a = _int_or_none(request.GET.get("a"))
@@ -42,8 +52,9 @@ def symptom_detail(request: HttpRequest, symptom: str) -> HttpResponse:
     diff = revision_diff(old=old.text, new=new.text, old_label=f"r{old.number}",
                          new_label=f"r{new.number}") if old and new else []
     ctx = {
-        "symptom": symptom, "uses": _uses(symptom), "revisions": revisions, "old": old, "new": new,
-        "diff": diff, "can_edit": symptom_can_edit(user=request.user, symptom=symptom),
+        "symptom": seen, "uses": _uses(symptom, team), "revisions": revisions, "old": old, "new": new,
+        "diff": diff, "can_edit": symptom_can_edit(user=request.user, symptom=symptom, team=team),
+        "viewer_team": team,
     }
     return render(request, "kb/symptom_detail.html", ctx)
 
@@ -51,13 +62,36 @@ def symptom_detail(request: HttpRequest, symptom: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def symptom_edit(request: HttpRequest, symptom: str) -> HttpResponse:
     symptom = get_object_or_404(Symptom, id=symptom)
-    if not symptom_can_edit(user=request.user, symptom=symptom):
-        raise PermissionDenied("Only those who may edit every runbook using a symptom edit it.")
-    uses = _uses(symptom)
+    team = viewer_team(request.user)
+    if not symptom_can_edit(user=request.user, symptom=symptom, team=team):
+        raise PermissionDenied("Only maintainers change the symptom library, and team admins their team's version.")
+    seen = symptom_as_seen(symptom=symptom, team=team)
+    own = seen.overlay if not is_maintainer(request.user) else None
+    uses = _uses(symptom, team)
+
+    def save(*, text: str, author, message: str, base_revision: int | None):
+        return symptom_edit_save(symptom=symptom, team=team, user=author, text=text, message=message,
+                                 base_revision=base_revision)
+
     form, response = file_edit(
-        request, SymptomEditForm, text=lambda: symptom_text(symptom=symptom),
-        last=symptom.revisions.order_by("-number").first(), save=partial(symptom_update, symptom=symptom),
+        request, SymptomEditForm,
+        text=lambda: own.revisions.order_by("-number").first().text if own else symptom_text(symptom=symptom),
+        last=_revisions(symptom, own).first(), save=save,
         done=reverse("symptom_detail", args=[symptom.id]), saved_note=f" {len(uses)} runbook(s) use it.")
     if response is not None:
         return response
-    return render(request, "kb/symptom_edit.html", {"symptom": symptom, "form": form, "uses": uses})
+    return render(request, "kb/symptom_edit.html", {"symptom": seen, "form": form, "uses": uses,
+                                                    "for_everyone": is_maintainer(request.user),
+                                                    "viewer_team": team})
+
+
+@require_POST
+def symptom_overlay_drop_view(request: HttpRequest, symptom: str) -> HttpResponse:
+    team = viewer_team(request.user)
+    overlay = (SymptomOverlay.objects.filter(symptom_id=symptom, team=team, dropped__isnull=True).first()
+               if team else None)
+    if overlay is None:
+        raise Http404("Your team has no version of its own of this symptom.")
+    symptom_overlay_drop(overlay=overlay, user=request.user)
+    messages.success(request, "Your team uses the library's symptom again.")
+    return redirect("symptom_detail", symptom=symptom)

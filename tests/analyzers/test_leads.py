@@ -41,6 +41,11 @@ FORMATS = [
      "Internal error: Oops"),
     ("leads-formats/kernel-oom-kill", "kern.log", 1, "wordpress-nyc", YEARLESS + "04-15T20:56:15", "kernel",
      "Out of memory: Kill process"),
+    ("leads-formats/kernel-gpf", "dmesg", 1, None, None, "kernel", "general protection fault: 0000 [#1] SMP"),
+    ("leads-formats/kernel-warn", "stahl2/kern.log", 1, "stahl2", YEARLESS + "04-18T08:58:32", "kernel",
+     "WARNING: CPU: 5 PID: 0 at net/core/stream.c:212"),
+    ("leads-formats/hadoop-ipc-retry", "job-client.log", 3, None, "2018-05-22T20:28:56", "error",
+     "Retrying connect to server: hadoop-master/192.168.10.1:8032"),
     ("leads-formats/compose-prefix", "compose.log/kafka1_1/kafka1_1.log", 2, "kafka1_1", None, "error",
      "Socket error occurred: zoo1/172.19.0.2:2181: Connection refused"),
     ("leads-formats/warn-with-exception", "devicehive-1/devicehive.log", 1, "devicehive-1",
@@ -116,6 +121,27 @@ def test_a_traceback_is_one_record_ending_with_its_exception(tmp_path):
 def test_a_kernel_report_over_many_syslog_lines_is_one_record(tmp_path):
     (lead,) = _analyze(LEADS_FORMATS / "kernel-oops", tmp_path)["leads"]
     assert len(lead["text"].split("\n")) == 8 and "PC is at release_resource" in lead["text"]
+
+
+def test_a_kernel_report_in_dmesg_is_one_record_and_a_warn_block_is_headed_by_its_warning(tmp_path):
+    (gpf,) = _analyze(LEADS_FORMATS / "kernel-gpf", tmp_path)["leads"]
+    assert len(gpf["text"].split("\n")) == 8 and "EIP is at compute_score" in gpf["text"]
+    (warn,) = _analyze(LEADS_FORMATS / "kernel-warn", tmp_path)["leads"]
+    assert "[ cut here ]" in warn["text"].split("\n")[0] and "Hardware name: Red Hat KVM" in warn["text"]
+    assert "] WARNING: CPU: 5 PID: 0 at net/core/stream.c:212" in warn["headline"]
+
+
+def test_boot_lines_and_jvm_warnings_are_not_kernel_leads(tmp_path):
+    # dmesg's "NX ... protection: active" and the JVM's "WARNING: An illegal reflective access"
+    # lines look like the kernel's fault and WARN() reports, but are not.
+    leads = _analyze(LEADS_FORMATS / "kernel-near-miss", tmp_path)["leads"]
+    assert not [lead for lead in leads if lead["kind"] == "kernel" or lead["path"].endswith("dmesg")
+                or lead["line"] < 5]
+
+
+def test_an_ipc_client_retrying_at_info_leads_but_its_connecting_line_does_not(tmp_path):
+    leads = _analyze(LEADS_FORMATS / "hadoop-ipc-retry", tmp_path)["leads"]
+    assert [lead["line"] for lead in leads] == [3]     # not "Connecting to ResourceManager at ..." (lines 1, 2)
 
 
 def test_the_process_stopping_right_after_is_the_reason_given(tmp_path):

@@ -123,7 +123,7 @@ def _without_error_counters(r):
 
 def test_merged_pieces_equal_one_scan_of_the_whole_range(tmp_path):
     lines = []
-    for i in range(900):   # fewer records than MAX_LEAD_LINES: no sample fills, so all of it is exact
+    for i in range(400):   # fewer records than MAX_LEAD_LINES: no sample fills, so all of it is exact
         lines.append(f"2024-01-01 00:00:{i % 60:02d},000 ERROR Task {i} failed (Version: 1.{i % 20}.0, rev)")
         if i % 7 == 0:
             lines.append("java.io.InterruptedIOException: Interrupted while waiting for data to be acknowledged by pipeline")

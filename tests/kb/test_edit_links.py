@@ -1,4 +1,8 @@
-"""The runbook editor checks `leads_to` against the runbooks in the database."""
+"""The runbook editor checks `leads_to` against the runbooks the editor's team sees,
+and a runbook page shows links only among the runbooks its viewer's team sees.
+
+bob is an admin of team Ops (not staff): his edit of a shipped runbook is Ops's
+overlay (kb/README.md "Runbook governance"); mallory is of another team."""
 
 from __future__ import annotations
 
@@ -16,14 +20,17 @@ def _post(client, slug, text):
     return client.post(reverse("runbook_edit", args=[slug]), {"text": text, "base_revision": 1})
 
 
-def test_it_saves_a_link_to_a_known_runbook(client_bob, synced, runbook_texts):
+def test_it_saves_a_link_to_a_known_runbook_in_the_teams_overlay(client_bob, synced, runbook_texts):
     from kb.models import Runbook
 
     response = _post(client_bob, "kernel-soft-lockup-stalls-jvm",
                      _with_link(runbook_texts["kernel-soft-lockup-stalls-jvm"], "disk-full"))
 
     assert response.status_code == 302
-    assert Runbook.objects.get(slug="kernel-soft-lockup-stalls-jvm").meta["leads_to"][0]["slug"] == "disk-full"
+    overlay = Runbook.objects.get(slug="kernel-soft-lockup-stalls-jvm", overlay_of__isnull=False)
+    assert overlay.meta["leads_to"][0]["slug"] == "disk-full"
+    shipped = Runbook.objects.get(slug="kernel-soft-lockup-stalls-jvm", overlay_of__isnull=True)
+    assert "disk-full" not in [link["slug"] for link in shipped.meta.get("leads_to") or []]
 
 
 def test_it_refuses_a_link_to_an_unknown_runbook(client_bob, synced, runbook_texts):
@@ -52,3 +59,14 @@ def test_both_runbook_pages_show_the_link(client_bob, synced, runbook_texts):
     assert 'Causes\n        <a href="/runbooks/disk-full/">disk-full</a>: the test says so' in cause
     assert ('A consequence of\n        <a href="/runbooks/kernel-soft-lockup-stalls-jvm/">kernel-soft-lockup-stalls-jvm</a>: '
             'the test says so') in consequence
+
+
+def test_another_team_never_sees_a_teams_link(client, bob, mallory, synced, runbook_texts):
+    client.force_login(bob)
+    _post(client, "kernel-soft-lockup-stalls-jvm", _with_link(runbook_texts["kernel-soft-lockup-stalls-jvm"], "disk-full"))
+    client.force_login(mallory)
+
+    cause = client.get(reverse("runbook_detail", args=["kernel-soft-lockup-stalls-jvm"])).content.decode()
+    consequence = client.get(reverse("runbook_detail", args=["disk-full"])).content.decode()
+
+    assert "the test says so" not in cause and "the test says so" not in consequence

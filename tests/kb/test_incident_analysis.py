@@ -211,6 +211,24 @@ def test_it_returns_a_whole_record_through_its_last_matched_line(client_alice, s
         assert [int(n) for n in re.findall(r'<span class="n">(\d+)</span>', html)] == list(range(38, 59))
 
 
+def test_it_returns_a_whole_record_from_the_context_store(client_alice, seed_staged, team, alice, settings):
+    """The pipeline removes the staged tree after an analysis and keeps a compressed,
+    line-indexed copy (kb.services.context_store): a record's lines through its end
+    come from there (this analysis has no staging manifest to fall back on)."""
+    from kb.services.context_store import context_store_write
+
+    bundles, staged = seed_staged
+    settings.BUNDLES_DIR = bundles
+    # A bundle directory of its own (ids repeat across tests; the seed's directory has staging manifests).
+    analysis = make_analysis(team=team, user=alice, result=staged.result, stored_path=str(staged.upload))
+    context_store_write(bundle=analysis.bundle, analysis_id=analysis.id, files=staged.files)
+
+    html = client_alice.get(_context_url(analysis, TM_LOG, 2) + "&end=21", HTTP_HX_REQUEST="true").content.decode()
+    assert [int(n) for n in re.findall(r'<span class="n">(\d+)</span>', html)] == list(range(1, 32))
+    html = client_alice.get(_context_url(analysis, TM_LOG, 48) + "&end=100000").content.decode()
+    assert [int(n) for n in re.findall(r'<span class="n">(\d+)</span>', html)] == list(range(38, 59))
+
+
 @pytest.mark.parametrize("path", [
     "hadoop-081-159/other.log",
     "../" + str(CODE) + "/upload",

@@ -24,7 +24,7 @@ def test_after_the_warm_up_a_pasted_log_needs_no_compile(db, monkeypatch):
 
     monkeypatch.setattr(sigmod.Matcher, "_compile", no_compiling)
     log = SEED_BUNDLES / "001-flink-checkpoint-hdfs-not-enough-replicas" / "flink-taskmanager" / "taskmanager.log"
-    result = runbook_search_log(text=log.read_text())
+    result = runbook_search_log(text=log.read_text(), team=None)
     assert "hdfs-close-not-enough-replicas" in [f["runbook"] for f in result["findings"]]
 
 

@@ -304,7 +304,7 @@ def test_a_bundle_that_keeps_crashing_the_worker_fails(incident, bundles, settin
 def test_an_analysis_runs_in_process(incident, bundles, synced):
     from kb.models import Analysis
     from kb.services.analyses import analysis_run
-    from kb.services.staged import analysis_staged_file
+    from kb.services.context_store import context_store_lines
 
     analysis = _queued(incident, bundles)
 
@@ -318,9 +318,17 @@ def test_an_analysis_runs_in_process(incident, bundles, synced):
     evidence = analysis.result["findings"][0]["evidence"][0]
     # The engine saw the upload under (a safe form of) its original name.
     assert evidence["path"] == "dn1-datanode.log"
-    staged = analysis_staged_file(analysis=analysis, path=evidence["path"])
-    assert staged.read_text().splitlines()[evidence["line"] - 1].endswith("No space left on device")
-    assert analysis_staged_file(analysis=analysis, path="../../etc/passwd") is None
+    # The unpacked tree is gone (issue 17: it filled the disk); the upload stays, and the
+    # lines around the evidence come from the analysis's compressed, line-indexed copy.
+    directory = bundles / str(analysis.bundle.code)
+    assert not (directory / "staged" / str(analysis.id)).exists()
+    assert (directory / "upload").is_file()
+    assert 0 < analysis.stored_bytes < analysis.bundle.size + 4096
+    (line,) = context_store_lines(analysis=analysis, path=evidence["path"], first=evidence["line"],
+                                  last=evidence["line"], max_line_bytes=4000)
+    assert line.raw.decode().endswith("No space left on device")
+    assert context_store_lines(analysis=analysis, path="../../etc/passwd", first=1, last=2,
+                               max_line_bytes=4000) is None
 
     # A second delivery finds it done and writes nothing.
     assert analysis_run(analysis_id=analysis.id, owner="h:2:b") is False
@@ -339,8 +347,9 @@ def test_a_rerun_of_the_same_analysis_leaves_the_same_rows(incident, bundles, sy
     analysis_run(analysis_id=analysis.id, owner="h:2:b")
 
     assert list(Finding.objects.values_list("analysis_id", "slug", "rank")) == first
-    staged = bundles / str(analysis.bundle.code) / "staged" / str(analysis.id)
-    assert len([d for d in os.listdir(staged) if d.startswith("staged-")]) == 1
+    directory = bundles / str(analysis.bundle.code)
+    assert not (directory / "staged" / str(analysis.id)).exists()
+    assert sorted(os.listdir(directory / "context" / str(analysis.id))) == ["0.idx", "0.lines", "manifest.json"]
 
 
 def test_unusable_input_fails_with_its_one_line_message(incident, bundles, synced):

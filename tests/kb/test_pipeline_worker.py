@@ -99,13 +99,15 @@ def test_an_api_upload_is_analysed_by_the_worker(pipeline, cast, seed_tgz):
     assert analysis.bundle.incident.title == "checkpoint-failure.tar.gz"
     assert analysis.bundle.incident.team == cast.incident.team
     assert Incident.objects.filter(title="checkpoint-failure.tar.gz").count() == 1
-    # The staged files stay for context lines.
-    from kb.services.staged import analysis_staged_file
+    # The unpacked tree is gone; the context lines come from the compressed, line-indexed copy.
+    from kb.services.context_store import context_store_lines
+    from kb.services.staged import staged_dir
 
+    assert not staged_dir(analysis.bundle, analysis.id).exists()
     evidence = done["result"]["findings"][0]["evidence"][0]
-    staged = analysis_staged_file(analysis=analysis, path=evidence["path"])
-    assert staged is not None
-    assert evidence["text"] in staged.read_text().splitlines()[evidence["line"] - 1]
+    (line,) = context_store_lines(analysis=analysis, path=evidence["path"], first=evidence["line"],
+                                  last=evidence["line"], max_line_bytes=16000)
+    assert evidence["text"] in line.raw.decode()
 
 
 def test_another_teams_token_gets_404_for_the_analysis(pipeline, cast, seed_tgz):

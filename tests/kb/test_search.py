@@ -20,27 +20,27 @@ def _slugs(hits) -> list[str]:
 
 
 def test_it_ranks_a_title_match_first(synced):
-    assert _slugs(runbook_search_words(q="disk"))[0] == "disk-full"
+    assert _slugs(runbook_search_words(q="disk", team=None))[0] == "disk-full"
 
 
 def test_it_ranks_runbooks_matching_more_words_first(synced):
     # "heartbeat" is in two runbooks' symptoms; only one also says "garbage".
-    hits = runbook_search_words(q="heartbeat garbage")
+    hits = runbook_search_words(q="heartbeat garbage", team=None)
 
     assert _slugs(hits) == ["jvm-long-gc-pause", "kernel-soft-lockup-stalls-jvm"]
     assert hits[0].matched_words == 2 and hits[1].matched_words == 1
 
 
 def test_it_finds_a_runbook_by_knob_key(synced):
-    hits = runbook_search_words(q="dfs.datanode.du.reserved")
+    hits = runbook_search_words(q="dfs.datanode.du.reserved", team=None)
 
     assert _slugs(hits) == ["disk-full"]
     assert "knobs" in hits[0].fields
 
 
 def test_it_finds_nothing_for_unknown_or_empty_words(synced):
-    assert runbook_search_words(q="zebra") == []
-    assert runbook_search_words(q="  ") == []
+    assert runbook_search_words(q="zebra", team=None) == []
+    assert runbook_search_words(q="  ", team=None) == []
 
 
 def test_it_shows_word_results_on_the_page(client_alice, synced):
@@ -95,7 +95,7 @@ def test_it_escapes_pasted_log_lines(client_alice, synced):
 
 
 def test_the_analysis_engine_matches_a_pasted_log(synced):
-    result = runbook_search_log(text=STACK_TRACE + "Heartbeat of TaskManager with id tm-1 timed out\n")
+    result = runbook_search_log(text=STACK_TRACE + "Heartbeat of TaskManager with id tm-1 timed out\n", team=None)
 
     assert result["engine"] == "local"
     assert [f["runbook"] for f in result["findings"]] == ["disk-full"]

@@ -78,7 +78,7 @@ def test_a_candidate_is_ruled_out_by_an_excluding_symptom_seen(catalog):
     case = RUNBOOKS_DIR.parent / "tests/fixtures/cases" / PIPELINE / "near-miss"
     text = "".join(p.read_text(encoding="utf-8") for p in sorted(case.glob("*/*.log")))
 
-    result = runbook_search_log(text=text)
+    result = runbook_search_log(text=text, team=None)
 
     assert [f["runbook"] for f in result["findings"]][:1] == ["hdfs-slow-datanode-io"]
     slugs = [c["runbook"] for c in result["candidates"]]
@@ -97,7 +97,7 @@ def test_words_rank_the_runbook_about_them_first_and_mark_them(client_alice, cat
 
 
 def test_a_title_match_ranks_above_body_mentions(catalog):
-    hits = runbook_search_words(q="lockup")
+    hits = runbook_search_words(q="lockup", team=None)
 
     assert _slugs(hits)[0] == "kernel-soft-lockup-stalls-jvm"
     body_only = [h for h in hits if h.fields == ["body"]]
@@ -105,13 +105,13 @@ def test_a_title_match_ranks_above_body_mentions(catalog):
 
 
 def test_a_word_is_stemmed(catalog):
-    assert _slugs(runbook_search_words(q="lockups"))[0] == "kernel-soft-lockup-stalls-jvm"
+    assert _slugs(runbook_search_words(q="lockups", team=None))[0] == "kernel-soft-lockup-stalls-jvm"
 
 
 def test_a_common_word_does_not_pull_in_the_whole_catalog(catalog):
     from kb.models import Runbook
 
-    found = word_search(q="the FailedLogCloseException")
+    found = word_search(q="the FailedLogCloseException", team=None)
 
     assert found.ignored_words == ["the"]
     assert _slugs(found.hits) == [PIPELINE]
@@ -119,7 +119,7 @@ def test_a_common_word_does_not_pull_in_the_whole_catalog(catalog):
 
 
 def test_the_snippet_shows_the_matching_part_escaped(catalog):
-    (hit,) = runbook_search_words(q="FailedLogCloseException")
+    (hit,) = runbook_search_words(q="FailedLogCloseException", team=None)
 
     assert hit.snippet_field == "body"
     assert "<mark>FailedLogCloseException</mark>: &lt;wal&gt;, unflushedEntries=61" in hit.snippet_html

@@ -130,9 +130,9 @@ def _id_urls(world, missing: bool = False) -> dict[str, tuple[str, dict]]:
     """Every URL that takes an object id, filled with an Ops object (or an id nobody
     has), and data for its POST."""
     inc, an, ann, note = world.incident.pk, world.analysis.pk, world.annotation.pk, world.note.pk
-    notification, member = world.notification.pk, world.alice.pk
+    notification, proposal, member = world.notification.pk, world.proposal.pk, world.alice.pk
     if missing:
-        inc = an = ann = note = notification = member = MISSING
+        inc = an = ann = note = notification = proposal = member = MISSING
     ev = world.analysis.result["findings"][0]["evidence"][0]
     return {
         "incident_detail": (f"/incidents/{inc}/", {}),
@@ -158,6 +158,7 @@ def _id_urls(world, missing: bool = False) -> dict[str, tuple[str, dict]]:
         "runbook_note_edit": (f"/runbook-notes/{note}/edit/", {"body": "rewritten by mallory"}),
         "runbook_note_delete": (f"/runbook-notes/{note}/delete/", {}),
         "notification_go": (f"/notifications/{notification}/", {}),
+        "proposal_detail": (f"/proposals/{proposal}/", {"decision": "accept"}),
         "team_member_role": (f"/teams/{world.ops.slug}/members/{member}/role/", {"role": "admin"}),
         "team_member_remove": (f"/teams/{world.ops.slug}/members/{member}/remove/", {}),
         "api-v1:analysis_get": (f"/api/v1/analyses/{an}", {}),
@@ -262,8 +263,10 @@ def test_s2_runbook_edits_by_non_editors_are_refused(world, runbook_texts, who, 
     before = (list(RunbookRevision.objects.values_list("pk", flat=True)),
               Runbook.objects.get(slug=slug).body)
     text = runbook_texts[slug].replace("## Summary", "## Rewritten")
-    assert client.get(f"/runbooks/{slug}/edit/").status_code == 403
-    assert client.post(f"/runbooks/{slug}/edit/", {"text": text, "message": "x"}).status_code == 403
+    # Another team's own (unpublished) runbook is not even seen: 404, like a missing one.
+    refused = 404 if who == "mallory" else 403
+    assert client.get(f"/runbooks/{slug}/edit/").status_code == refused
+    assert client.post(f"/runbooks/{slug}/edit/", {"text": text, "message": "x"}).status_code == refused
     assert (list(RunbookRevision.objects.values_list("pk", flat=True)), Runbook.objects.get(slug=slug).body) == before
 
 

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('kb', '0005_incident_severity_set_by_person_and_duplicate'),
+        ('kb', '0008_incident_severity_set_by_person_and_duplicate'),
     ]
 
     operations = [

@@ -1,0 +1,94 @@
+"""Runbook governance pages (kb.services.governance): a team's new runbook,
+publishing it (maintainers), dropping a team's overlay, and the proposals
+maintainers accept or decline with the diff shown."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from analyzers.runbooks import RunbookError
+from kb.access import admin_team_ids, is_maintainer, team_ids
+from kb.forms import TeamRunbookForm
+from kb.models import Runbook, RunbookProposal, Team
+from kb.selectors.catalog import catalog_runbook_or_404, unpublished_team_runbooks, viewer_team
+from kb.services import governance
+
+
+@require_http_methods(["GET", "POST"])
+def runbook_new(request: HttpRequest) -> HttpResponse:
+    teams = Team.objects.filter(pk__in=admin_team_ids(request.user))
+    if not teams.exists():
+        raise PermissionDenied("Only team admins write their team's runbooks.")
+    form = TeamRunbookForm(request.POST or None, teams=teams)
+    if request.method == "POST" and form.is_valid():
+        try:
+            runbook = governance.team_runbook_create(team=form.cleaned_data["team"], text=form.cleaned_data["text"],
+                                                     author=request.user)
+        except RunbookError as exc:
+            form.add_error("text", str(exc))
+        else:
+            messages.success(request, f"Created {runbook.slug}: your team sees it; a maintainer may publish it.")
+            return redirect("runbook_detail", slug=runbook.slug)
+    return render(request, "kb/runbook_new.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@require_POST
+def runbook_publish(request: HttpRequest, slug: str) -> HttpResponse:
+    if not is_maintainer(request.user):
+        raise PermissionDenied("Only maintainers publish runbooks.")
+    runbook = Runbook.objects.filter(slug=slug, overlay_of__isnull=True, team__isnull=False).first()
+    if runbook is None:
+        raise Http404("No such team runbook.")
+    published = request.POST.get("published", "1") == "1"
+    governance.runbook_publish(runbook=runbook, user=request.user, published=published)
+    messages.success(request, f"{slug} is {'now seen by every team' if published else 'seen by its team only'}.")
+    return redirect("runbook_detail", slug=slug)
+
+
+@require_POST
+def runbook_overlay_drop(request: HttpRequest, slug: str) -> HttpResponse:
+    runbook = catalog_runbook_or_404(team=viewer_team(request.user), slug=slug)
+    if runbook.overlay_of_id is None:
+        raise Http404("Your team has no version of its own of this runbook.")
+    governance.runbook_overlay_drop(overlay=runbook, user=request.user)
+    messages.success(request, "Your team sees the shipped runbook again.")
+    return redirect("runbook_detail", slug=slug)
+
+
+def _proposals_for(user) -> "list[RunbookProposal]":
+    qs = RunbookProposal.objects.select_related("runbook", "team", "author")
+    return qs if is_maintainer(user) else qs.filter(team_id__in=team_ids(user))
+
+
+@require_GET
+def proposal_list(request: HttpRequest) -> HttpResponse:
+    proposals = _proposals_for(request.user)
+    return render(request, "kb/proposal_list.html", {
+        "open": proposals.filter(status=RunbookProposal.Status.OPEN)[:200],
+        "decided": proposals.exclude(status=RunbookProposal.Status.OPEN)[:50],
+        "maintainer": is_maintainer(request.user),
+        "unpublished": unpublished_team_runbooks()[:200] if is_maintainer(request.user) else []})
+
+
+@require_http_methods(["GET", "POST"])
+def proposal_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    proposal = _proposals_for(request.user).filter(pk=pk).first()
+    if proposal is None:
+        raise Http404("No such proposal.")
+    if request.method == "POST":
+        accept = request.POST.get("decision") == "accept"
+        try:
+            revision = governance.proposal_decide(proposal=proposal, user=request.user, accept=accept)
+        except RunbookError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"Accepted: revision {revision.number} of {proposal.runbook.slug}, for "
+                             "every team." if revision else "Declined." if not accept else "Accepted (no change).")
+        return redirect("proposal_detail", pk=proposal.pk)
+    return render(request, "kb/proposal_detail.html", {
+        "proposal": proposal, "diff": governance.proposal_diff(proposal=proposal),
+        "maintainer": is_maintainer(request.user)})
