@@ -93,7 +93,10 @@ def test_upload_draft_save_reanalyse_and_the_draft_is_the_finding(pipeline, shar
     slug = re.search(r"/runbooks/([a-z0-9-]+)/$", page.url).group(1)
 
     page.goto(incident_url)
-    page.locator(f"form[action='/analyses/{analysis_id}/reanalyze/'] button").click()
+    reanalyze = f"form[action='/analyses/{analysis_id}/reanalyze/']"
+    # The incident page folds its bundles and analyses (issue 15): open the fold that holds the button.
+    page.locator(f"details:has({reanalyze})").first.evaluate("d => d.open = true")
+    page.locator(f"{reanalyze} button").click()
     page.wait_for_url(re.compile(r"/upload/\?analysis=\d+"))
     expect(page.locator("section.analysis-progress")).to_have_attribute("data-status", "done", timeout=120_000)
     again = int(re.search(r"analysis=(\d+)", page.url).group(1))
