@@ -17,10 +17,12 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
-from analyzers.runbooks import Library, RunbookError, parse_runbook, parse_symptom, resolve_symptoms, symptom_uses
+from analyzers.runbooks import Library, RunbookError, parse_symptom, resolve_symptoms, symptom_uses
 from kb.access import admin_team_ids, is_maintainer
 from kb.models import Runbook, Symptom, SymptomOverlay, SymptomOverlayRevision, SymptomRevision, Team
-from kb.services.symptoms import db_library, revision_check_base, symptom_file_path, symptom_update
+from kb.services.symptoms import (
+    db_library, revision_check_base, symptom_file_path, symptom_update, symptom_users_check,
+)
 
 
 @dataclass
@@ -82,21 +84,13 @@ def symptom_overlay_save(*, symptom: Symptom, team: Team, user: Any, text: str, 
     """Save `team`'s version of `symptom`; every runbook the team sees that names
     it must stay valid with it. None when nothing changed. Raises RunbookError."""
     from kb.selectors.catalog import runbook_catalog
-    from kb.services.export import runbook_text
 
     text = text.replace("\r\n", "\n")
     path = symptom_file_path(symptom.id)
     definition = parse_symptom(text, path, expected_id=symptom.id)
     library = team_library(team.pk)
     library[symptom.id] = definition
-    errors: list[str] = []
-    for runbook in runbook_catalog(team=team).filter(symptom_uses__symptom=symptom).distinct():
-        try:
-            parse_runbook(runbook_text(runbook=runbook), f"runbooks/{runbook.slug}.md", library=library)
-        except RunbookError as exc:
-            errors.extend(f"{path}: breaks {p}" for p in exc.problems)
-    if errors:
-        raise RunbookError("\n".join(errors), errors)
+    symptom_users_check(runbook_catalog(team=team).filter(symptom_uses__symptom=symptom).distinct(), library, path)
     rest = {k: v for k, v in definition.items() if k not in ("id", "title")}
     with transaction.atomic():
         overlay = SymptomOverlay.objects.select_for_update().filter(symptom=symptom, team=team).first()

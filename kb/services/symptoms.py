@@ -105,12 +105,16 @@ def symptom_text(*, symptom: Symptom) -> str:
 
 
 def _check_users(symptom_id: str, library: Library, path: str) -> None:
-    """Every runbook using the symptom must still be valid with its new
-    definition (a `where` condition may name a capture that is gone)."""
+    symptom_users_check(Runbook.objects.filter(symptom_uses__symptom_id=symptom_id).distinct(), library, path)
+
+
+def symptom_users_check(runbooks, library: Library, path: str) -> None:
+    """Every runbook using the symptom (`runbooks`: all of them, or those a team sees) must
+    still be valid with its new definition (a `where` condition may name a capture that is gone)."""
     from kb.services.export import runbook_text
 
     errors: list[str] = []
-    for runbook in Runbook.objects.filter(symptom_uses__symptom_id=symptom_id).distinct():
+    for runbook in runbooks:
         try:
             parse_runbook(runbook_text(runbook=runbook), f"runbooks/{runbook.slug}.md", library=library)
         except RunbookError as exc:
