@@ -22,4 +22,7 @@ governance.py     runbook_edit_save (overlay or shipped), team_runbook_create, r
 symptom_overlays.py  symptom_edit_save (library or the team's version), team_library, catalog_resolve
 sync.py           runbook_sync
 export.py         runbook_text, runbook_export
+baselines.py      analysis_mark_healthy, healthy analyses of a team, re-analysis against one (issue 12)
+baseline_templates.py  analysis_baseline: the baseline's templates the worker passes to the engine
+drafts.py         a runbook drafted from a lead: the editor's draft, saving it as a team runbook with its fixture
 """

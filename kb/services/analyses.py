@@ -32,6 +32,7 @@ from analyzers.model import BundleError
 from analyzers.staging import stage_logs
 from kb.models import Analysis, Bundle, Finding, Incident, Team
 from kb.selectors.catalog import catalog_metas
+from kb.services.baseline_templates import analysis_baseline
 from kb.services.bundles import bundle_incident_for_upload, bundle_limits, bundle_store, safe_label
 from kb.services.context_store import context_dir, context_store_write
 from kb.services.incidents import incident_severity_follow
@@ -199,7 +200,6 @@ def _runner(engine: str, analysis_id: int, owner: str, progress: _Progress) -> R
 
 def _analyze(analysis: Analysis, runbooks, runner: Runner, progress: _Progress, workdir: Path):
     from analyzers.engine import analyze_staged
-    from kb.services.baselines import analysis_baseline   # baselines starts analyses: imported here
 
     shutil.rmtree(workdir, ignore_errors=True)       # a redelivery starts clean
     source = _input_link(Path(analysis.bundle.stored_path), workdir / "input",

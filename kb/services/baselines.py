@@ -48,17 +48,3 @@ def analysis_reanalyze_with_baseline(*, analysis: Analysis, baseline: Analysis, 
         raise BaselineError(f"analysis {baseline.pk} is not a finished analysis marked healthy")
     new = analysis_start(bundle=analysis.bundle, baseline=baseline)
     return new
-
-
-def analysis_baseline(analysis: Analysis, runbooks, runner, limits):
-    """The templates of the baseline analysis's bundle (same team: checked when it was chosen,
-    and again here), or None. Named in the result by the baseline's upload name, never its path."""
-    base = analysis.baseline
-    if base is None or base.team_id != analysis.team_id:
-        return None
-    from analyzers.baseline import baseline_of
-    from analyzers.leads import Baseline
-
-    found = baseline_of([base.bundle.stored_path], runbooks, limits=limits, runner=runner.run,
-                        range_bytes=runner.range_bytes)
-    return Baseline(path=f"analysis {base.pk} ({base.bundle.original_name})", templates=found.templates)
