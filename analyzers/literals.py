@@ -225,15 +225,25 @@ def _product_all(parts: list[set[str]]) -> set[str]:
     return out if out is not None else {""}
 
 
-def _edges(item) -> tuple[set[str], set[str]]:
-    """Strings every match of the item starts with, and ends with ({""} when none are known)."""
+def _wrapped(item):
+    """The sequence a group, an atomic group or a repeat of at least once wraps: every match
+    of `item` is one or more matches of it, so it holds what they require and starts and ends as they do."""
     op, av = item
     if op is sre.SUBPATTERN:
-        return _sequence_edges(av[-1])
+        return av[-1]
     if op is getattr(sre, "ATOMIC_GROUP", None):
-        return _sequence_edges(av)
+        return av
     if op in _REPEATS and av[0] >= 1:
-        return _sequence_edges(av[2])
+        return av[2]
+    return None
+
+
+def _edges(item) -> tuple[set[str], set[str]]:
+    """Strings every match of the item starts with, and ends with ({""} when none are known)."""
+    inner = _wrapped(item)
+    if inner is not None:
+        return _sequence_edges(inner)
+    op, av = item
     if op is sre.BRANCH:
         edges = [_sequence_edges(branch) for branch in av[1]]
         starts, ends = set().union(*(e[0] for e in edges)), set().union(*(e[1] for e in edges))
@@ -263,13 +273,10 @@ def _leading(items, reverse: bool = False) -> set[str]:
 
 
 def _required_inside(item) -> set[str] | None:
+    inner = _wrapped(item)
+    if inner is not None:
+        return _required(inner)
     op, av = item
-    if op is sre.SUBPATTERN:
-        return _required(av[-1])
-    if op is getattr(sre, "ATOMIC_GROUP", None):
-        return _required(av)
-    if op in _REPEATS and av[0] >= 1:
-        return _required(av[2])
     if op is sre.BRANCH:
         per_branch = [_required(branch) for branch in av[1]]
         if all(per_branch):
