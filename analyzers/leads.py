@@ -67,12 +67,17 @@ class Baseline:
 # logfmt / JSON (Go services, logrus, zap) and librdkafka's epoch ("%3|1418300191.571|FAIL|...").
 _ISO_FIELD = re.compile(r'(?:\btime=|"(?:time|timestamp|ts)": ?)"?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[.,](\d+))?')
 _EPOCH_PREFIX = re.compile(r"^(?:%\d\|)?(\d{10})\.(\d{3})[| ]")
+# Go's standard `log` ("2020/12/28 21:34:14 msg", after a log.New prefix such as "[sarama] ")
+_GO_LOG = re.compile(r"^(?:\[[\w.\-]+\] )?(\d{4})/(\d\d)/(\d\d) (\d\d:\d\d:\d\d)(?:\.(\d+))? ")
 
 
 def _time_in_line(line: str) -> str | None:
     m = _ISO_FIELD.search(line[:500])
     if m:
         return m.group(1) + (f".{m.group(2)[:3].ljust(3, '0')}" if m.group(2) else "")
+    m = _GO_LOG.match(line)
+    if m:
+        return f"{m.group(1)}-{m.group(2)}-{m.group(3)}T{m.group(4)}" + (f".{m.group(5)[:3].ljust(3, '0')}" if m.group(5) else "")
     m = _EPOCH_PREFIX.match(line)
     if m:
         when = datetime.fromtimestamp(int(m.group(1)), tz=timezone.utc)
