@@ -138,9 +138,12 @@ def estimate(obs: dict[str, dict[str, datetime]]) -> Skew:
     return skew
 
 
-def bundle_skew(candidates, error_lines: Iterable[tuple[str, int, str]], host_of, default_year: int | None) -> Skew:
-    """The Skew of a bundle from its lead records and its error lines (host_of(path) -> host)."""
+def bundle_skew(candidates, error_lines: Iterable[tuple[str, int, str]], host_of, default_year: int | None,
+                hits: Iterable[tuple[str | None, str | None, str]] = ()) -> Skew:
+    """The Skew of a bundle from its lead records, its error lines (host_of(path) -> host) and the
+    lines its symptoms matched, (host, timestamp, text): whatever both engines hand the driver alike."""
     def items():
+        yield from hits
         for c in candidates:
             yield c.host, c.timestamp, c.text
         for path, _, text in error_lines:

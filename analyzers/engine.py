@@ -213,7 +213,8 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[Ru
 
     lead_records = collect(by_file, files, default_year)
     explained = _explained_hits(findings, occurrences)
-    skew = bundle_skew(lead_records, error_lines, lambda p: files[p].host if p in files else None, default_year)
+    skew = bundle_skew(lead_records, error_lines, lambda p: files[p].host if p in files else None, default_year,
+                       ((h.host, h.timestamp, h.text) for h in all_hits))
     leads, dropped = rank(lead_records, explained_keys(lead_records, *explained), baseline, skew)
     result: Result = {
         "findings": findings,
