@@ -20,6 +20,7 @@ from analyzers.conditions import typed
 from analyzers.considered import considered
 from analyzers.diagnose import diagnose, evidence_item, symptom_summary
 from analyzers.facts import effective_config, extract_facts
+from analyzers.clock_skew import bundle_skew
 from analyzers.leads import Baseline, collect, explained_keys, line_key, rank
 from analyzers.model import BundleFile, Hit, Limits, Progress, StagedBundle
 from analyzers.result import Result
@@ -212,7 +213,9 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[Ru
 
     lead_records = collect(by_file, files, default_year)
     explained = _explained_hits(findings, occurrences)
-    leads, dropped = rank(lead_records, explained_keys(lead_records, *explained), baseline)
+    skew = bundle_skew(lead_records, error_lines, lambda p: files[p].host if p in files else None, default_year,
+                       ((h.host, h.timestamp, h.text) for h in all_hits))
+    leads, dropped = rank(lead_records, explained_keys(lead_records, *explained), baseline, skew)
     result: Result = {
         "findings": findings,
         "ruled_out": ruled_out,

@@ -42,7 +42,9 @@ _KINDS: list[tuple[str, str]] = [
     # Not "terminating": HDFS says "PacketResponder ... terminating" for every block.
     ("stop", r"\b(?:Shutting down|shutting down|SHUTDOWN_MSG|ABORTING|[Aa]borting|[Ee]xiting"
              r"|SIG(?:TERM|KILL|INT|SEGV|ABRT|BUS)|exit code|exitCode=|exit status"
-             r"|RECEIVED SIGNAL|System\.exit|Halting)\b"),
+             r"|RECEIVED SIGNAL|System\.exit|Halting)\b"
+             # docker compose's note when a service's container stops: "namenode exited with code 1"
+             r"|^[\w.\-]+ exited with code [1-9]\d*$"),
     # librdkafka's "%3|1581234567.123|FAIL|" and klog's "E1124 10:00:00.123456 1 file.go:42]" are
     # written with a literal of four characters or more (a prefilter on "|" or " " would make
     # every line a candidate): the epoch seconds start with 1 until 2033; klog names a .go file.
@@ -54,7 +56,12 @@ _KINDS: list[tuple[str, str]] = [
               r"|\b(?:[Rr]efused|[Rr]efusing|[Dd]enied|[Rr]ejected|[Rr]ejecting)\b"
               # Hadoop's and HBase's IPC clients log a server they cannot reach at INFO, one line a
               # retry ("Retrying connect to server: 0.0.0.0/0.0.0.0:8031. Already tried 0 time(s)...")
-              r"|\bRetrying connect to server\b"),
+              r"|\bRetrying connect to server\b"
+              # Go's standard `log` ("2024/12/23 12:37:28 msg", "[sarama] " before it from log.New) has no level word: an error it prints
+              # says so in words ("got error from broker -1 ...: unexpected EOF"); lines that do carry
+              # a level after the date are left to the level rules.
+              r"|^(?:\[[\w.\-]+\] )?\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?!\[?(?:DEBUG|INFO|NOTICE|TRACE|debug|info|notice|trace)\b)"
+              r"[^\n]*?\b(?:[Ee]rror|unexpected EOF)\b"),
 ]
 # The lead pattern is searched anywhere in a line: only its head, so that a megabyte-long
 # line costs what a normal one does (the pattern's open repetitions are quadratic on one word).
@@ -104,6 +111,9 @@ _TRACEBACK = "Traceback (most recent call last):"
 # "kafka.errors.NoBrokersAvailable" (a dotted name, alone or before ": ")
 _PY_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:: |:?$)")
 _CAUSED_BY = "Caused by:"
+# The compose demuxer files "<svc> exited with code N" under that service (analyzers/layouts/prefixed.py):
+# it belongs to the service's last record, which is then "the last record before the process stopped".
+_COMPOSE_EXIT = re.compile(r"^[\w.\-]+ exited with code [1-9]\d*$")
 _CUT_HERE = "[ cut here ]"
 # A kernel report (a soft lockup: modules, registers, "Call Trace:", frames) is many syslog
 # lines, each with its own prefix: a line continues the report above when it has the same
@@ -126,6 +136,8 @@ def kind_of(text: str) -> str:
     for kind, rx in _KIND_RES:
         if rx.search(text):
             return kind
+    if _COMPOSE_EXIT.match(text[text.rfind("\n") + 1:]):
+        return "stop"                         # a service's last record, then compose's note that it exited
     return "error" if _LEVEL_ERROR.search(text) else "exception"
 
 
@@ -147,6 +159,8 @@ def continues(line: str, above: str, is_record_start) -> bool:
         return above.startswith(m.group(0)) and not _KERNEL_REPORT_START.search(line, m.end())
     if not line or is_record_start(line):
         return False
+    if _COMPOSE_EXIT.match(line):
+        return bool(above.strip())
     if _CONTINUES.match(line):
         return True
     if line.startswith(_TRACEBACK):

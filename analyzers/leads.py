@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from analyzers import timestamps
+from analyzers.clock_skew import Skew
 from analyzers.lead_scan import record_key
 from analyzers.template_key import message_part, template_key
 from analyzers.unmatched import _miner
@@ -66,12 +67,17 @@ class Baseline:
 # logfmt / JSON (Go services, logrus, zap) and librdkafka's epoch ("%3|1418300191.571|FAIL|...").
 _ISO_FIELD = re.compile(r'(?:\btime=|"(?:time|timestamp|ts)": ?)"?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[.,](\d+))?')
 _EPOCH_PREFIX = re.compile(r"^(?:%\d\|)?(\d{10})\.(\d{3})[| ]")
+# Go's standard `log` ("2020/12/28 21:34:14 msg", after a log.New prefix such as "[sarama] ")
+_GO_LOG = re.compile(r"^(?:\[[\w.\-]+\] )?(\d{4})/(\d\d)/(\d\d) (\d\d:\d\d:\d\d)(?:\.(\d+))? ")
 
 
 def _time_in_line(line: str) -> str | None:
     m = _ISO_FIELD.search(line[:500])
     if m:
         return m.group(1) + (f".{m.group(2)[:3].ljust(3, '0')}" if m.group(2) else "")
+    m = _GO_LOG.match(line)
+    if m:
+        return f"{m.group(1)}-{m.group(2)}-{m.group(3)}T{m.group(4)}" + (f".{m.group(5)[:3].ljust(3, '0')}" if m.group(5) else "")
     m = _EPOCH_PREFIX.match(line)
     if m:
         when = datetime.fromtimestamp(int(m.group(1)), tz=timezone.utc)
@@ -135,29 +141,34 @@ def explained_keys(candidates: Iterable[Candidate], explained_lines: dict[str, s
     return out
 
 
-def rank(candidates: list[Candidate], explained: set[str], baseline: Baseline | None) -> tuple[list[dict], int]:
-    """The leads (at most MAX_LEADS), and how many of the bundle's keys the baseline has."""
+def rank(candidates: list[Candidate], explained: set[str], baseline: Baseline | None,
+         skew: Skew | None = None) -> tuple[list[dict], int]:
+    """The leads (at most MAX_LEADS), and how many of the bundle's keys the baseline has.
+    Times across hosts are compared on the common clock skew gives (analyzers/clock_skew.py)."""
+    skew = skew or Skew()
     dropped = {c.key for c in candidates if baseline is not None and c.key in baseline.templates}
     kept = [c for c in candidates if c.key not in explained and c.key not in dropped]
     groups = _templates(kept)
     if not groups:
         return [], len(dropped)
-    timed = sorted({g.timestamp for g, _ in groups if g.timestamp})
+    common = {id(g): skew.corrected(g.host, g.timestamp) for g, _ in groups}
+    timed = sorted({t for t in common.values() if t})
     first_on_host: dict[str | None, Candidate] = {}
     for g, _ in sorted(groups, key=lambda gt: (gt[0].timestamp or "9999", gt[0].path, gt[0].line)):
         first_on_host.setdefault(g.host, g)
     scored = []
     for g, template in groups:
+        when = common[id(g)]
         parts = {
             "severity": _severity(g),
             "rarity": 1.0 / (1.0 + math.log10(max(1, g.count))),
-            "early": (1.0 - timed.index(g.timestamp) / max(1, len(timed) - 1)) if g.timestamp else 0.5,
+            "early": (1.0 - timed.index(when) / max(1, len(timed) - 1)) if when else 0.5,
             "died": 1.0 if g.stopped_at is not None else 0.0,
             "first_on_host": 1.0 if first_on_host.get(g.host) is g else 0.0,
         }
         score = round(sum(WEIGHTS[k] * v for k, v in parts.items()), 4)
-        scored.append((score, g, template, _reason(g, parts, timed)))
-    scored.sort(key=lambda s: (-s[0], s[1].timestamp or "9999", s[1].path, s[1].line))
+        scored.append((score, g, template, _reason(g, parts, timed, skew)))
+    scored.sort(key=lambda s: (-s[0], common[id(s[1])] or "9999", s[1].path, s[1].line))
     return [_lead(i + 1, g, template, reason, score)
             for i, (score, g, template, reason) in enumerate(scored[:MAX_LEADS])], len(dropped)
 
@@ -191,10 +202,11 @@ def _templates(kept: list[Candidate]) -> list[tuple[Candidate, str]]:
     return out
 
 
-def _reason(g: Candidate, parts: dict[str, float], timed: list[str]) -> str:
+def _reason(g: Candidate, parts: dict[str, float], timed: list[str], skew: Skew) -> str:
     said = []
     if g.timestamp and parts["early"] == 1.0 and len(timed) > 1:
-        said.append("earliest failure in the bundle")
+        note = skew.note()
+        said.append("earliest failure in the bundle" + (f" {note}" if note else ""))
     elif parts["first_on_host"]:
         said.append(f"first failure on {g.host}" if g.host else "first failure")
     said.append("seen once" if g.count == 1 else f"seen {g.count}x")

@@ -24,6 +24,7 @@ _COMPOSE_RE = re.compile(r"^(?:\x1b\[[0-9;]*m)*([A-Za-z0-9][\w.\-]*?) +(?:\x1b\[
 # What compose itself prints between the services' lines (v1): "Creating kafka ... done"
 _COMPOSE_NOTE_RE = re.compile(r"^(Creating|Starting|Recreating|Stopping|Removing|Attaching to|Gracefully stopping)\b"
                               r"|^\S+ exited with code \d+$")
+_COMPOSE_EXIT_RE = re.compile(r"^(\S+) exited with code \d+\s*$")
 
 
 def _compose_prefix(line: str) -> re.Match | None:
@@ -85,8 +86,23 @@ class ComposeLogs(Demuxer):
     def feed(self, line: str) -> list[tuple[Section, str]]:
         m = _compose_prefix(line)
         if not m:
+            # "kafka exited with code 1" is kafka's end, whichever service printed last
+            stopped = self._stopped(line)
+            if stopped is not None:
+                return [(stopped, line)]
             return [] if _COMPOSE_NOTE_RE.match(line) and self.current is None else self.other(line)
         service = m.group(1)
         self.current = self.section((service,), lambda: Section(
             f"{safe_part(service)}/{safe_part(service)}.log", service, _component(service)))
         return [(self.current, _ANSI_RE.sub("", line[m.end():]) if "\x1b" in line else line[m.end():])]
+
+    def _stopped(self, line: str) -> Section | None:
+        """The section of the service a "<container> exited with code N" note names: compose v2 names
+        the service's container as its prefix does ("namenode"), v1 the project's container
+        ("kafka-nodejs-tutorial_kafka_1" for the prefix "kafka_1")."""
+        m = _COMPOSE_EXIT_RE.match(_ANSI_RE.sub("", line))
+        if not m:
+            return None
+        name = m.group(1)
+        return next((s for (svc,), s in self.known.items()
+                     if name == svc or name.endswith(("_" + svc, "-" + svc))), None)

@@ -48,6 +48,10 @@ FORMATS = [
      "Retrying connect to server: hadoop-master/192.168.10.1:8032"),
     ("leads-formats/compose-prefix", "compose.log/kafka1_1/kafka1_1.log", 2, "kafka1_1", None, "error",
      "Socket error occurred: zoo1/172.19.0.2:2181: Connection refused"),
+    ("leads-formats/go-log", "consumer-1/sarama.log", 4, "consumer-1", "2020-12-28T21:34:14", "error",
+     "got error from broker -1 while fetching metadata: read tcp"),
+    ("leads-formats/compose-exit", "compose.log/kafka_1/kafka_1.log", 9, "kafka_1", None, "stop",
+     "[Configuring] 'log.dirs' in '/opt/kafka/config/server.properties'\nkafka-nodejs-tutorial_kafka_1 exited with code 139"),
     ("leads-formats/warn-with-exception", "devicehive-1/devicehive.log", 1, "devicehive-1",
      "2016-11-13T11:40:15.929", "exception", "java.net.ConnectException: Connection refused"),
     ("seed-bundles/000-flink-hdfs-openforwrite-after-soft-lockup", "hadoop-080-037/kern.log", 1, "hadoop-080-037",
@@ -142,6 +146,19 @@ def test_boot_lines_and_jvm_warnings_are_not_kernel_leads(tmp_path):
 def test_an_ipc_client_retrying_at_info_leads_but_its_connecting_line_does_not(tmp_path):
     leads = _analyze(LEADS_FORMATS / "hadoop-ipc-retry", tmp_path)["leads"]
     assert [lead["line"] for lead in leads] == [3]     # not "Connecting to ResourceManager at ..." (lines 1, 2)
+
+
+def test_a_go_log_line_leads_when_it_says_error_and_its_neighbours_do_not(tmp_path):
+    leads = _analyze(LEADS_FORMATS / "go-log", tmp_path)["leads"]
+    assert [lead["line"] for lead in leads] == [4]     # not "Connected to broker", "Closed connection", ...
+
+
+def test_a_compose_service_that_exits_non_zero_leads_with_its_last_line_and_exit_zero_does_not(tmp_path):
+    # compose v1 names the project's container in its note ("kafka-nodejs-tutorial_kafka_1"): it goes to kafka_1
+    leads = _analyze(LEADS_FORMATS / "compose-exit", tmp_path)["leads"]
+    assert leads[0]["headline"] == "[Configuring] 'log.dirs' in '/opt/kafka/config/server.properties'"
+    # the same service's same last lines, then "exited with code 0" (another thread): no lead
+    assert [lead for lead in leads if lead["path"].startswith("compose-exit-zero.log")] == []
 
 
 def test_the_process_stopping_right_after_is_the_reason_given(tmp_path):
