@@ -77,7 +77,7 @@ def test_too_many_buckets_explain_the_long_gc_pauses_they_cause(tmp_path):
                      ("jvm-long-gc-pause", "flink-filesink-too-many-buckets")]
 
 
-@pytest.mark.parametrize("case", ["positive", "positive-wrapped-youaredead"])
+@pytest.mark.parametrize("case", ["positive-wrapped-youaredead"])
 def test_a_gc_pause_ranks_above_the_session_expiry_it_explains_even_when_less_confident(case, tmp_path):
     result = analyze_paths([str(bundle_copy(CASES / "hbase-regionserver-session-expired" / case, tmp_path))],
                            runbook_metas())
@@ -88,14 +88,15 @@ def test_a_gc_pause_ranks_above_the_session_expiry_it_explains_even_when_less_co
     assert expiry["rank_reason"].startswith("consequence of jvm-long-gc-pause")
 
 
-@pytest.mark.parametrize("cause,consequence", [
-    ("jvm-long-gc-pause", "flink-checkpoint-expired"),             # linked within 10m
-    ("hdfs-datanode-clusterid-mismatch", "hdfs-no-live-datanodes"),  # linked within 24h
+@pytest.mark.parametrize("cause_case,consequence_case", [
+    ("jvm-long-gc-pause/positive", "flink-checkpoint-expired/positive-flink111-cdc"),  # linked within 10m
+    ("hdfs-datanode-clusterid-mismatch/positive", "hdfs-no-live-datanodes/positive"),  # linked within 24h
 ])
-def test_two_unrelated_incidents_in_one_bundle_are_not_chained(cause, consequence, tmp_path):
-    # Each runbook's positive fixture: real lines from different clusters and years.
-    a = bundle_copy(CASES / cause / "positive", tmp_path / "a")
-    b = bundle_copy(CASES / consequence / "positive", tmp_path / "b")
+def test_two_unrelated_incidents_in_one_bundle_are_not_chained(cause_case, consequence_case, tmp_path):
+    # A positive fixture of each runbook: real lines from different clusters and years.
+    a = bundle_copy(CASES / cause_case, tmp_path / "a")
+    b = bundle_copy(CASES / consequence_case, tmp_path / "b")
+    cause, consequence = cause_case.split("/")[0], consequence_case.split("/")[0]
     result = analyze_paths([str(a), str(b)], runbook_metas())
     by = {f["runbook"]: f for f in result["findings"]}
     assert {cause, consequence} <= set(by)

@@ -78,7 +78,7 @@ def test_date_version_and_wrapper_folders_are_never_hosts_even_inside(folder, tm
 
 def test_a_flink_log_folder_takes_hosts_and_roles_from_the_daemon_file_names(tmp_path):
     """`tar czf flink-logs.tgz flink-1.14.6/log/` of a JobManager and a TaskManager host."""
-    case = SEED_BUNDLES.parent / "cases" / "flink-insufficient-network-buffers" / "near-miss"
+    case = SEED_BUNDLES.parent / "cases" / "flink-insufficient-network-buffers" / "positive"
     with tarfile.open(tmp_path / "flink-logs.tgz", "w:gz") as tf:
         for f in sorted(case.glob("*/flink-*.log")):
             tf.add(f, arcname=f"flink-1.14.6/log/{f.name}")
