@@ -108,6 +108,8 @@ def _take(value: Any, how: str) -> str | None:
         m = YARN_ID_RE.search(text)
         return f"application_{m.group(1)}_{m.group(2)}" if m else None
     path = first_path(text)
+    if path is None and how == "name" and not re.search(r"\s", text):
+        return posixpath.basename(text.rstrip("/")) or None    # a bundle file at the top: "client.log"
     if path is None:
         return None
     if how == "dir":
