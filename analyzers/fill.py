@@ -48,10 +48,11 @@ PATH_RE = re.compile(r"(?:[a-z][a-z0-9+.-]*://[^/\s\"']*)?(/[^\s\"';()\[\]]+)")
 YARN_ID_RE = re.compile(r"\b(?:application|app|job|attempt|container(?:_e\d+)?)_(\d{10,})_(\d+)")
 
 
-def check_fill(fill: Any, fixes: Any, symptom_ids: set[str]) -> list[tuple[str, str]]:
+def check_fill(fill: Any, fixes: Any, symptom_ids: set[str] | dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
     """Problems of a runbook's `fill:` map as (where, what); [] when it is valid.
     `fixes` are the runbook's fixes (each placeholder must occur in a step),
-    `symptom_ids` the library's ids."""
+    `symptom_ids` the library's ids, or the library itself (id -> definition):
+    then a `capture` must also be one the symptom has."""
     if not isinstance(fill, dict):
         return [("fill", "must be a mapping placeholder -> {symptom, capture|field, take}")]
     steps = " ".join(f"{st.get('text', '')} {st.get('command', '')}" for f in fixes or [] if isinstance(f, dict)
@@ -68,7 +69,7 @@ def check_fill(fill: Any, fixes: Any, symptom_ids: set[str]) -> list[tuple[str, 
     return problems
 
 
-def _check_source(src: Any, symptom_ids: set[str], where: str) -> list[tuple[str, str]]:
+def _check_source(src: Any, symptom_ids: set[str] | dict[str, dict[str, Any]], where: str) -> list[tuple[str, str]]:
     problems = []
     if not isinstance(src, dict):
         return [(where, "must be a mapping {symptom, capture|field, take} or a list of them")]
@@ -83,7 +84,25 @@ def _check_source(src: Any, symptom_ids: set[str], where: str) -> list[tuple[str
         problems.append((where, f"field must be one of {FIELDS}"))
     if src.get("take", "value") not in TAKES:
         problems.append((where, f"take must be one of {TAKES}"))
+    definition = symptom_ids.get(src.get("symptom")) if isinstance(symptom_ids, dict) else None
+    if definition is not None and "capture" in src and src["capture"] not in capture_names(definition):
+        problems.append((where, f"symptom {src['symptom']!r} has no capture {src['capture']!r} "
+                                f"(it has {sorted(capture_names(definition))})"))
     return problems
+
+
+def capture_names(definition: dict[str, Any]) -> set[str]:
+    """The captures a symptom's records can have: its patterns' named groups, or a
+    fact symptom's declared captures (a misspelt `capture:` would never fill)."""
+    if "patterns" not in definition:
+        return set(definition.get("captures") or {}) | {"value"}
+    names: set[str] = set()
+    for pattern in definition.get("patterns") or []:
+        try:
+            names |= set(re.compile(pattern).groupindex)
+        except (re.error, TypeError):
+            continue
+    return names
 
 
 def first_path(value: str) -> str | None:
