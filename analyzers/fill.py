@@ -20,7 +20,8 @@ text; a fact symptom's `value` is its record's text), or the whole text;
 `take` then keeps the value as it is, or the first absolute path or URI in
 it as a path (`path`), its folder (`dir`) or its last part (`name`), or the
 YARN application a container, attempt, job or application id in it belongs to
-(`app_id`: container_e17_1456890000000_0212_01_000007 -> application_1456890000000_0212).
+(`app_id`: container_e17_1456890000000_0212_01_000007 -> application_1456890000000_0212),
+or the first YARN container id in it (`container_id`).
 
 `fill_fixes` returns every step as parts to render: literal text, a filled
 value with where it came from, and placeholders the bundle had no value for
@@ -36,7 +37,7 @@ from typing import Any, Iterable
 
 FILL_KEYS = {"symptom", "capture", "field", "take"}
 FIELDS = ("host", "path", "timestamp")
-TAKES = ("value", "path", "dir", "name", "app_id")
+TAKES = ("value", "path", "dir", "name", "app_id", "container_id")
 # <server>, <tm-pid>, <http-port>; an XML tag is not a placeholder (see _generic).
 ANGLE_RE = re.compile(r"<([A-Za-z][\w.-]*)>")
 PATH_PLACEHOLDER_RE = re.compile(r"/path/to/[\w./-]*\w")
@@ -46,6 +47,7 @@ PATH_RE = re.compile(r"(?:[a-z][a-z0-9+.-]*://[^/\s\"']*)?(/[^\s\"';()\[\]]+)")
 # A YARN id: its cluster timestamp and application number name the application (`yarn logs
 # -applicationId` wants that form, the logs mostly name a container or a task attempt).
 YARN_ID_RE = re.compile(r"\b(?:application|app|job|attempt|container(?:_e\d+)?)_(\d{10,})_(\d+)")
+CONTAINER_RE = re.compile(r"\bcontainer(?:_e\d+)?_\d{10,}_\d+_\d+_\d+")
 
 
 def check_fill(fill: Any, fixes: Any, symptom_ids: set[str] | dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
@@ -126,6 +128,9 @@ def _take(value: Any, how: str) -> str | None:
     if how == "app_id":
         m = YARN_ID_RE.search(text)
         return f"application_{m.group(1)}_{m.group(2)}" if m else None
+    if how == "container_id":
+        m = CONTAINER_RE.search(text)
+        return m.group(0) if m else None
     path = first_path(text)
     if path is None and how == "name" and not re.search(r"\s", text):
         return posixpath.basename(text.rstrip("/")) or None    # a bundle file at the top: "client.log"

@@ -177,8 +177,10 @@ def test_app_id_names_the_application_of_a_container_or_task_attempt():
     assert resolve(src, [record], library)[0] == "application_1465331659466_0626"
     record["text"] = "containerID=container_e17_1456890000000_0212_01_000007] is running beyond physical memory limits"
     assert resolve({"symptom": "t", "take": "app_id"}, [record], {})[0] == "application_1456890000000_0212"
+    assert resolve({"symptom": "t", "take": "container_id"}, [record], {})[0] == "container_e17_1456890000000_0212_01_000007"
     record["text"] = "Container killed by YARN for exceeding memory limits"
     assert resolve({"symptom": "t", "take": "app_id"}, [record], {}) is None
+    assert resolve({"symptom": "t", "take": "container_id"}, [record], {}) is None
 
 
 def test_a_log_file_at_the_top_of_the_bundle_is_named_too():
