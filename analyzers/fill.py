@@ -18,7 +18,10 @@ timestamp), or its named `capture` (from the record's `captures` when the
 result has them, else the symptom's patterns matched again on the record's
 text; a fact symptom's `value` is its record's text), or the whole text;
 `take` then keeps the value as it is, or the first absolute path or URI in
-it as a path (`path`), its folder (`dir`) or its last part (`name`).
+it as a path (`path`), its folder (`dir`) or its last part (`name`), or the
+YARN application a container, attempt, job or application id in it belongs to
+(`app_id`: container_e17_1456890000000_0212_01_000007 -> application_1456890000000_0212),
+or the first YARN container id in it (`container_id`).
 
 `fill_fixes` returns every step as parts to render: literal text, a filled
 value with where it came from, and placeholders the bundle had no value for
@@ -34,19 +37,24 @@ from typing import Any, Iterable
 
 FILL_KEYS = {"symptom", "capture", "field", "take"}
 FIELDS = ("host", "path", "timestamp")
-TAKES = ("value", "path", "dir", "name")
+TAKES = ("value", "path", "dir", "name", "app_id", "container_id")
 # <server>, <tm-pid>, <http-port>; an XML tag is not a placeholder (see _generic).
 ANGLE_RE = re.compile(r"<([A-Za-z][\w.-]*)>")
 PATH_PLACEHOLDER_RE = re.compile(r"/path/to/[\w./-]*\w")
 # An absolute path, or the path of a URI (hdfs://ns1/a/b -> /a/b); stops at blanks, quotes and
 # brackets. Commas stay inside (HBase WAL folders are "host,port,startcode"), not at the end.
 PATH_RE = re.compile(r"(?:[a-z][a-z0-9+.-]*://[^/\s\"']*)?(/[^\s\"';()\[\]]+)")
+# A YARN id: its cluster timestamp and application number name the application (`yarn logs
+# -applicationId` wants that form, the logs mostly name a container or a task attempt).
+YARN_ID_RE = re.compile(r"\b(?:application|app|job|attempt|container(?:_e\d+)?)_(\d{10,})_(\d+)")
+CONTAINER_RE = re.compile(r"\bcontainer(?:_e\d+)?_\d{10,}_\d+_\d+_\d+")
 
 
-def check_fill(fill: Any, fixes: Any, symptom_ids: set[str]) -> list[tuple[str, str]]:
+def check_fill(fill: Any, fixes: Any, symptom_ids: set[str] | dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
     """Problems of a runbook's `fill:` map as (where, what); [] when it is valid.
     `fixes` are the runbook's fixes (each placeholder must occur in a step),
-    `symptom_ids` the library's ids."""
+    `symptom_ids` the library's ids, or the library itself (id -> definition):
+    then a `capture` must also be one the symptom has."""
     if not isinstance(fill, dict):
         return [("fill", "must be a mapping placeholder -> {symptom, capture|field, take}")]
     steps = " ".join(f"{st.get('text', '')} {st.get('command', '')}" for f in fixes or [] if isinstance(f, dict)
@@ -63,7 +71,7 @@ def check_fill(fill: Any, fixes: Any, symptom_ids: set[str]) -> list[tuple[str, 
     return problems
 
 
-def _check_source(src: Any, symptom_ids: set[str], where: str) -> list[tuple[str, str]]:
+def _check_source(src: Any, symptom_ids: set[str] | dict[str, dict[str, Any]], where: str) -> list[tuple[str, str]]:
     problems = []
     if not isinstance(src, dict):
         return [(where, "must be a mapping {symptom, capture|field, take} or a list of them")]
@@ -78,7 +86,25 @@ def _check_source(src: Any, symptom_ids: set[str], where: str) -> list[tuple[str
         problems.append((where, f"field must be one of {FIELDS}"))
     if src.get("take", "value") not in TAKES:
         problems.append((where, f"take must be one of {TAKES}"))
+    definition = symptom_ids.get(src.get("symptom")) if isinstance(symptom_ids, dict) else None
+    if definition is not None and "capture" in src and src["capture"] not in capture_names(definition):
+        problems.append((where, f"symptom {src['symptom']!r} has no capture {src['capture']!r} "
+                                f"(it has {sorted(capture_names(definition))})"))
     return problems
+
+
+def capture_names(definition: dict[str, Any]) -> set[str]:
+    """The captures a symptom's records can have: its patterns' named groups, or a
+    fact symptom's declared captures (a misspelt `capture:` would never fill)."""
+    if "patterns" not in definition:
+        return set(definition.get("captures") or {}) | {"value"}
+    names: set[str] = set()
+    for pattern in definition.get("patterns") or []:
+        try:
+            names |= set(re.compile(pattern).groupindex)
+        except (re.error, TypeError):
+            continue
+    return names
 
 
 def first_path(value: str) -> str | None:
@@ -99,7 +125,15 @@ def _take(value: Any, how: str) -> str | None:
     text = str(value)
     if how == "value":
         return text
+    if how == "app_id":
+        m = YARN_ID_RE.search(text)
+        return f"application_{m.group(1)}_{m.group(2)}" if m else None
+    if how == "container_id":
+        m = CONTAINER_RE.search(text)
+        return m.group(0) if m else None
     path = first_path(text)
+    if path is None and how == "name" and not re.search(r"\s", text):
+        return posixpath.basename(text.rstrip("/")) or None    # a bundle file at the top: "client.log"
     if path is None:
         return None
     if how == "dir":

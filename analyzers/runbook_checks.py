@@ -175,7 +175,7 @@ def check_runbook_meta(meta: dict[str, Any], p: Problems, library: dict[str, dic
     _check_knobs(meta.get("knobs") or [], p)
     _check_fixes(meta.get("fixes"), p)
     _check_references(meta, p)
-    p.errors.extend(f"{p.path}: {w}: {m}" for w, m in check_fill(meta.get("fill", {}), meta.get("fixes"), set(library)))
+    p.errors.extend(f"{p.path}: {w}: {m}" for w, m in check_fill(meta.get("fill", {}), meta.get("fixes"), library))
 
 
 def _check_symptom_uses(symptoms: Any, p: Problems, library: dict[str, dict[str, Any]]) -> set[str]:

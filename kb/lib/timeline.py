@@ -9,8 +9,9 @@
 Hosts are horizontal lanes; each piece of evidence is a mark placed by its
 timestamp, coloured by the (best ranked) finding it supports (grey when no
 finding uses it) and labelled with its symptom's short name where there is
-room. Where marks crowd a lane (thousands of events) they are drawn as bins
-with their count that zoom into their time range; `zoom` narrows the axis to
+room (kb/lib/timeline_labels.py). Where marks crowd a lane (thousands of
+events) they are drawn as bins with their count that zoom into their time
+range, labelled with their commonest symptoms; `zoom` narrows the axis to
 a time range (the page's `tl_from`/`tl_to` query parameters). The template (`_timeline_svg.html`) draws it with
 autoescaping, so log text never reaches the page unescaped. Pure functions:
 no Django, no I/O.
@@ -21,7 +22,10 @@ from __future__ import annotations
 import hashlib
 import math
 from datetime import datetime, timedelta, timezone
+from collections import Counter
 from typing import Any
+
+from kb.lib.timeline_labels import label, short_name
 
 PALETTE = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#8c564b", "#6a3d9a"]
 GREY = "#9aa3b2"
@@ -38,8 +42,6 @@ FAN_MAX = 9            # ... which becomes one bin past this many marks,
 DENSE_ABOVE = 500      # or, past this many events in all (more than a result's timeline holds),
 DENSE_FAN_MAX = 3      # past this many: thousands of fanned-out marks are unreadable,
 DENSE_BUCKET_PX = 24   # and the buckets twice as wide (about 30 bins a lane)
-LABEL_CHARS = 24       # a mark's label: its symptom's title, cut
-LABEL_PX = 5.6         # width of a label character at font-size 10
 OTHER_HOSTS = "(other hosts)"
 NO_HOST = "(no host)"
 # Tick steps in seconds, from 1 ms to 30 days.
@@ -186,7 +188,7 @@ def timeline_build(items: list[dict[str, Any]], *, colours: dict[str, str],
     out["spans"] = [{"x": round(x_of(a), 1), "w": round(x_of(b) - x_of(a), 1),
                      "start": _iso(a), "end": _iso(b)} for a, b in zip(edges, edges[1:]) if b > a]
     out["marks"], out["bins"] = _marks(dated, lane_of, x_of, colours, symptom_titles, runbook_titles)
-    _label(out["marks"], out["bins"])
+    label(out["marks"], out["bins"], x0=LABEL_W, x1=WIDTH - 2, top=TOP, lane_h=LANE_H)
     return out
 
 
@@ -219,13 +221,15 @@ def _marks(dated, lane_of, x_of, colours, symptom_titles, runbook_titles):
         mid = TOP + LANE_H * lane + LANE_H / 2
         if len(members) > fan_max:
             runbook = _best_runbook([i for _, i, _ in members], colours)
-            names = sorted({symptom_titles.get(i.get("symptom") or "", i.get("symptom") or "") for _, i, _ in members})
+            counts = Counter(symptom_titles.get(i.get("symptom") or "", i.get("symptom") or "") for _, i, _ in members)
+            names = sorted(counts)
             first, last = members[0][0], members[-1][0]
             bins.append({"x": round(min(x for *_, x in members), 1), "y": mid, "count": len(members), "lane": lane,
                          "w": max(bucket_px - 2, round(max(x for *_, x in members) - min(x for *_, x in members), 1)),
                          "colour": colours[runbook] if runbook else GREY, "runbook": runbook,
                          "start": _iso(_seconds(first) - 0.0005), "end": _iso(_seconds(last) + 0.0005),
-                         "title": f"{len(members)} events, {first:%H:%M:%S} to {last:%H:%M:%S}: " + ", ".join(names[:6])})
+                         "title": f"{len(members)} events, {first:%H:%M:%S} to {last:%H:%M:%S}: " + ", ".join(names[:6]),
+                         "shorts": [short_name(n) for n, _ in sorted(counts.items(), key=lambda c: (-c[1], c[0]))]})
             continue
         for n, (ts, item, x) in enumerate(members):
             runbook = _best_runbook([item], colours)
@@ -240,45 +244,3 @@ def _marks(dated, lane_of, x_of, colours, symptom_titles, runbook_titles):
             })
     marks.sort(key=lambda m: (m["lane"], m["x"]))
     return marks, bins
-
-
-def short_name(title: str) -> str:
-    """A symptom's title as a label: without its parenthesis, cut at a word.
-
-    >>> short_name("Kernel soft lockup (a CPU stuck in kernel mode)")
-    'Kernel soft lockup'
-    """
-    title = title.split(" (", 1)[0]
-    if len(title) <= LABEL_CHARS:
-        return title
-    return title[:LABEL_CHARS].rsplit(" ", 1)[0].rstrip(",;:") + "…"
-
-
-def _label(marks: list[dict[str, Any]], bins: list[dict[str, Any]]) -> None:
-    """Label each cluster of marks (one bucket of a lane) with its symptoms'
-    short names, right of its last mark or else left of its first: finding
-    clusters first, then left to right, never over another label or mark of
-    the lane nor outside the plot."""
-    clusters: dict[tuple[int, int], list[dict[str, Any]]] = {}
-    for m in marks:
-        clusters.setdefault((m["lane"], m["bucket"]), []).append(m)
-    placed: dict[int, list[tuple[float, float]]] = {}
-    order = sorted(clusters.values(), key=lambda ms: (not any(m["runbook"] for m in ms), min(m["x"] for m in ms)))
-    for members in order:
-        names = list(dict.fromkeys(m["short"] for m in members))
-        text = ", ".join(names[:2]) + (f" +{len(names) - 2}" if len(names) > 2 else "")
-        lane, width = members[0]["lane"], LABEL_PX * len(text)
-        right, left = max(m["x"] for m in members) + 8, min(m["x"] for m in members) - 8
-        spans = placed.setdefault(lane, [])
-        for start, end, anchor in ((right, right + width, "start"), (left - width, left, "end")):
-            if start < LABEL_W or end > WIDTH - 2 or any(start < b + 6 and a < end + 6 for a, b in spans):
-                continue
-            if any(o["lane"] == lane and start - 4 < o["x"] < end + 4 for o in marks if o not in members):
-                continue   # the label would cover another cluster's mark
-            if any(b["lane"] == lane and b["x"] < end + 4 and start - 4 < b["x"] + b["w"] for b in bins):
-                continue   # or a bin
-            spans.append((start, end))
-            head = members[0]
-            head.update(label=text, label_x=round(right if anchor == "start" else left, 1), label_anchor=anchor,
-                        label_start=round(start, 1), label_y=TOP + LANE_H * lane + LANE_H / 2 + 3.5)
-            break

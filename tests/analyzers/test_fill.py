@@ -156,3 +156,35 @@ def test_each_runbooks_positive_case_fills_its_declared_placeholders(slug, tmp_p
     assert FILLED_BY_CASE[slug] in commands
     declared = set(catalog().runbooks[slug].meta["fill"])
     assert not [c for c in commands if any(key in c for key in declared)], commands
+
+
+def test_given_the_library_the_validator_refuses_a_capture_the_symptom_does_not_have():
+    fixes = [{"steps": [{"text": "t", "command": "zkCli.sh getAcl <path> <znode>"}]}]
+    library = catalog().symptoms
+    problems = check_fill({"<path>": {"symptom": "zk-noauth", "capture": "path"},
+                           "<znode>": {"symptom": "zk-noauth", "capture": "znode"}}, fixes, library)
+    assert problems == [("fill['<znode>']", "symptom 'zk-noauth' has no capture 'znode' (it has ['path'])")]
+    # a fact symptom's captures are the declared ones (a jstack thread's line is its value)
+    assert check_fill({"<path>": {"symptom": "hdfs-datastreamer-thread-alive", "capture": "value"}}, fixes, library) == []
+
+
+def test_app_id_names_the_application_of_a_container_or_task_attempt():
+    line = ("Diagnostics report from attempt_1465331659466_0626_m_000001_0: "
+            "AttemptID:attempt_1465331659466_0626_m_000001_0 Timed out after 600 secs")
+    src = {"symptom": "t", "capture": "attempt", "take": "app_id"}
+    record = {"symptom": "t", "text": line, "path": "am/syslog", "line": 3}
+    library = {"t": {"patterns": catalog().symptoms["mapreduce-task-attempt-timed-out"]["patterns"]}}
+    assert resolve(src, [record], library)[0] == "application_1465331659466_0626"
+    record["text"] = "containerID=container_e17_1456890000000_0212_01_000007] is running beyond physical memory limits"
+    assert resolve({"symptom": "t", "take": "app_id"}, [record], {})[0] == "application_1456890000000_0212"
+    assert resolve({"symptom": "t", "take": "container_id"}, [record], {})[0] == "container_e17_1456890000000_0212_01_000007"
+    record["text"] = "Container killed by YARN for exceeding memory limits"
+    assert resolve({"symptom": "t", "take": "app_id"}, [record], {}) is None
+    assert resolve({"symptom": "t", "take": "container_id"}, [record], {}) is None
+
+
+def test_a_log_file_at_the_top_of_the_bundle_is_named_too():
+    records = [{"symptom": "s", "path": "client.log", "line": 1, "text": "x"},
+               {"symptom": "h", "path": "broker-1/logs/server.log", "line": 1, "text": "x"}]
+    assert resolve({"symptom": "s", "field": "path", "take": "name"}, records, {})[0] == "client.log"
+    assert resolve({"symptom": "h", "field": "path", "take": "name"}, records, {})[0] == "server.log"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 
 import kb.lib.timeline
+import kb.lib.timeline_labels
 from kb.lib.chain import chain_build
 from kb.lib.timeline import (
     GREY,
@@ -24,6 +25,7 @@ def _item(host, ts, line=1, runbooks=(), path="a.log", symptom="s"):
 
 def test_it_passes_its_doctests():
     assert doctest.testmod(kb.lib.timeline).failed == 0
+    assert doctest.testmod(kb.lib.timeline_labels).attempted and doctest.testmod(kb.lib.timeline_labels).failed == 0
 
 
 def test_it_draws_a_single_timestamp_in_the_middle():

@@ -18,6 +18,7 @@ from analyzers.engine import analyze_paths
 from kb.lib.candidates import derive_candidates
 from kb.lib.evidence import records, short_path, symptom_weights
 from kb.lib.timeline import DENSE_BUCKET_PX, DENSE_FAN_MAX, timeline_build
+from kb.lib.timeline_labels import short_name
 from tests.helpers import SEED_BUNDLES, bundle_copy, catalog, runbook_metas
 
 SEED_000 = SEED_BUNDLES / "000-flink-hdfs-openforwrite-after-soft-lockup"
@@ -124,6 +125,32 @@ def test_clusters_of_marks_carry_their_symptoms_short_names_without_overlap(seed
         spans = sorted((m["label_start"], m["label_start"] + 5.6 * len(m["label"])) for m in labelled if m["lane"] == lane)
         assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
         assert all(tl["plot_x0"] <= start and end <= tl["width"] for start, end in spans)
+
+
+def test_a_timeline_drawn_wholly_as_bins_still_names_its_symptoms(seed_000):
+    """Ten thousand events on three hosts: every stretch of every lane is a bin (but
+    for a few events in a bucket cut by the plot's edge), and each lane still says
+    which symptoms its bins hold."""
+    titles = {s["id"]: s["title"] for s in seed_000["symptoms"]}
+    items = _crowd(seed_000, 3, 10_000)
+    tl = timeline_build(items, colours={}, symptom_titles=titles)
+
+    assert len(tl["lanes"]) == 3 and len(tl["marks"]) <= 3 * 2 * DENSE_FAN_MAX
+    assert sum(b["count"] for b in tl["bins"]) >= 10_000 - len(tl["marks"])
+    labelled = [b for b in tl["bins"] if b["label"]]
+    assert {b["lane"] for b in labelled} == {0, 1, 2}
+    for lane in range(3):
+        host = tl["lanes"][lane]["host"]
+        held = {short_name(titles[i["symptom"]]) for i in items if i["host"] == host}
+        for b in (b for b in labelled if b["lane"] == lane):
+            names = re.sub(r" \+\d+$", "", b["label"]).split(", ")
+            assert set(names) <= held and names == b["shorts"][:2], (names, b["shorts"])
+            assert b["label_y"] <= b["y"] - 8                        # above the bin, not over its count
+        spans = sorted((b["label_start"], b["label_start"] + 5.6 * len(b["label"])) for b in labelled if b["lane"] == lane)
+        assert all(a[1] <= c[0] for a, c in zip(spans, spans[1:]))
+        assert all(tl["plot_x0"] <= start and end <= tl["width"] for start, end in spans)
+    # a run of neighbouring bins with the same symptoms is labelled once, not bin by bin
+    assert len(labelled) < len(tl["bins"]) and all(b["label_run"] >= 1 for b in labelled)
 
 
 def test_zoom_keeps_only_the_range_and_offers_narrower_ones(seed_000):
