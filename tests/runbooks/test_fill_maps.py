@@ -105,12 +105,12 @@ def test_the_exemptions_still_name_real_placeholders():
 # placeholder, the fixture file's name) below, so a value the analysis made up cannot pass.
 FIRST_STEP = {
     "hdfs": ("hdfs-block-missing", "positive", "<path>", "/warehouse/sales.db/orders/dt=2023-04-01/part-00007.orc"),
-    "yarn": ("yarn-local-dirs-bad", "positive", "<nodeId>", "worker-3.example.com:45454"),
+    "yarn": ("yarn-local-dirs-bad", "positive-rm-only-disk-full", "<nodeId>", "jh02-003:8041"),
     "hive": ("hive-lock-acquisition-failed", "positive", "<table>", "insert_into1_neg"),
     "zookeeper": ("zookeeper-acl-noauth", "positive", "<path>", "/config/topics/test"),
     "hbase": ("hbase-region-in-transition-stuck", "positive", "hbase-*-master-*.log", "hbase-hbase-master-hm-1.log"),
     "kafka": ("kafka-advertised-listeners-unreachable", "positive", "<client-log>", "logstash-plain.log"),
-    "flink": ("flink-checkpoint-expired", "positive", "<jobId>", "4f1c3bd0e8a94c2e9d3f7a5b6c8e1d20"),
+    "flink": ("flink-checkpoint-expired", "positive-flink111-cdc", "<jobId>", "9ee5f488e87f39d44f7cd9e6da6ff1cd"),
     "spark": ("spark-shuffle-block-too-large-frame", "positive", "<executor-logs>", "spark-executor.log"),
     "kerberos": ("kerberos-keytab-unreadable", "positive", "<keytab>", "/etc/security/hdfs.keytab"),
 }
