@@ -24,7 +24,7 @@ ON_SQLITE = settings.DATABASES["default"]["ENGINE"].endswith("sqlite3")
 # PostgreSQL: the test database with real commits (the marker; the fixture alone does not set it up).
 pytestmark = [pytest.mark.timeout(300), *([] if ON_SQLITE else [pytest.mark.django_db(transaction=True)])]
 
-N = 8
+N = 16
 
 
 @pytest.fixture
