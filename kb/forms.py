@@ -79,7 +79,8 @@ class IncidentFilterForm(forms.Form):
     component = forms.ChoiceField(choices=[("", "Any component")] + [(c, c) for c in COMPONENTS], required=False)
     runbook = forms.ChoiceField(choices=[], required=False)
     confirmed = forms.BooleanField(required=False, label="Confirmed root cause only")
-    team = forms.ModelChoiceField(queryset=None, required=False, empty_label="Any team")
+    # Empty: the current team (kb.current_team), the one the header's switcher chose.
+    team = forms.ModelChoiceField(queryset=None, required=False, empty_label="Current team")
 
     def __init__(self, *args, teams, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -12,9 +12,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from analyzers.runbooks import RunbookError
 from kb.access import admin_team_ids, is_maintainer, team_ids
+from kb.current_team import current_team
 from kb.forms import TeamRunbookForm
 from kb.models import Runbook, RunbookProposal, Team
-from kb.selectors.catalog import catalog_runbook_or_404, unpublished_team_runbooks, viewer_team
+from kb.selectors.catalog import catalog_runbook_or_404, unpublished_team_runbooks
 from kb.services import governance
 
 
@@ -23,7 +24,9 @@ def runbook_new(request: HttpRequest) -> HttpResponse:
     teams = Team.objects.filter(pk__in=admin_team_ids(request.user))
     if not teams.exists():
         raise PermissionDenied("Only team admins write their team's runbooks.")
-    form = TeamRunbookForm(request.POST or None, teams=teams)
+    current = current_team(request)
+    form = TeamRunbookForm(request.POST or None, teams=teams,
+                           initial={"team": current.pk} if current and current in teams else None)
     if request.method == "POST" and form.is_valid():
         try:
             runbook = governance.team_runbook_create(team=form.cleaned_data["team"], text=form.cleaned_data["text"],
@@ -51,7 +54,7 @@ def runbook_publish(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 def runbook_overlay_drop(request: HttpRequest, slug: str) -> HttpResponse:
-    runbook = catalog_runbook_or_404(team=viewer_team(request.user), slug=slug)
+    runbook = catalog_runbook_or_404(team=current_team(request), slug=slug)
     if runbook.overlay_of_id is None:
         raise Http404("Your team has no version of its own of this runbook.")
     governance.runbook_overlay_drop(overlay=runbook, user=request.user)

@@ -14,10 +14,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from kb.access import is_maintainer, symptom_can_edit, symptom_team_edits_row
+from kb.current_team import current_team
 from kb.forms import SymptomEditForm
 from kb.lib.revisions import revision_diff
 from kb.models import RunbookSymptom, Symptom, SymptomOverlay, Team
-from kb.selectors.catalog import catalog_symptom_or_404, runbook_catalog, viewer_team
+from kb.selectors.catalog import catalog_symptom_or_404, runbook_catalog
 from kb.services.symptom_overlays import symptom_as_seen, symptom_edit_save, symptom_overlay_drop
 from kb.services.symptoms import symptom_text
 from kb.views.editing import file_edit
@@ -41,7 +42,7 @@ def _revisions(symptom: Symptom, overlay: SymptomOverlay | None):
 
 @require_GET
 def symptom_detail(request: HttpRequest, symptom: str) -> HttpResponse:
-    team = viewer_team(request.user)
+    team = current_team(request)
     symptom = catalog_symptom_or_404(team=team, symptom_id=symptom, maintainer=is_maintainer(request.user))
     seen = symptom_as_seen(symptom=symptom, team=team)
     revisions = list(_revisions(symptom, seen.overlay))
@@ -62,7 +63,7 @@ def symptom_detail(request: HttpRequest, symptom: str) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def symptom_edit(request: HttpRequest, symptom: str) -> HttpResponse:
-    team = viewer_team(request.user)
+    team = current_team(request)
     symptom = catalog_symptom_or_404(team=team, symptom_id=symptom, maintainer=is_maintainer(request.user))
     if not symptom_can_edit(user=request.user, symptom=symptom, team=team):
         raise PermissionDenied("Only maintainers change the symptom library, and team admins their team's version.")
@@ -90,7 +91,7 @@ def symptom_edit(request: HttpRequest, symptom: str) -> HttpResponse:
 
 @require_POST
 def symptom_overlay_drop_view(request: HttpRequest, symptom: str) -> HttpResponse:
-    team = viewer_team(request.user)
+    team = current_team(request)
     overlay = (SymptomOverlay.objects.filter(symptom_id=symptom, team=team, dropped__isnull=True).first()
                if team else None)
     if overlay is None:
