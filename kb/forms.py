@@ -57,6 +57,8 @@ class TeamRunbookForm(forms.Form):
 
 class SymptomEditForm(FileEditForm):
     rows, label, placeholder = 24, "Symptom file (YAML)", "e.g. add the Hadoop 2.x wording"
+    # A team admin's edit of a library symptom is the team's version; this also asks the maintainers.
+    propose = forms.BooleanField(required=False, label="Also propose this change to the maintainers, for every team")
 
 
 class WordSearchForm(forms.Form):

@@ -75,7 +75,7 @@ def symptom_edit(request: HttpRequest, symptom: str) -> HttpResponse:
 
     def save(*, text: str, author, message: str, base_revision: int | None):
         return symptom_edit_save(symptom=symptom, team=team, user=author, text=text, message=message,
-                                 base_revision=base_revision)
+                                 base_revision=base_revision, propose=bool(request.POST.get("propose")))
 
     form, response = file_edit(
         request, SymptomEditForm,
