@@ -22,7 +22,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from kb.models import Analysis, Incident, Runbook, Symptom
-from kb.selectors.catalog import catalog_metas
+from kb.selectors.catalog import catalog_metas, symptom_catalog
 from kb.services.analyses import analysis_run, analysis_upload
 from kb.services.export import runbook_text
 from kb.services.tokens import token_create
@@ -165,3 +165,16 @@ def test_the_team_admin_edits_its_own_symptom_in_place_another_team_cannot(clien
     assert symptom.title == new_title and not symptom.overlays.exists()
     client.force_login(mallory)
     assert client.post(edit, {"text": text}).status_code == 404
+
+
+def test_a_sync_that_carries_the_drafted_symptom_makes_it_the_librarys(drafted, runbooks_dir):
+    """Reviewed into runbooks/symptoms/ (export_runbooks writes the file), it is every team's."""
+    from kb.services.symptoms import symptom_text
+    from kb.services.sync import runbook_sync
+
+    _, symptom = drafted
+    (runbooks_dir / "symptoms" / f"{symptom.id}.yaml").write_text(symptom_text(symptom=symptom), encoding="utf-8")
+    runbook_sync(directory=runbooks_dir)
+    symptom.refresh_from_db()
+    assert symptom.team is None and not symptom.published
+    assert symptom_catalog(team=None).filter(id=symptom.id).exists()
