@@ -109,6 +109,12 @@ def symptom_can_edit(*, user: Any, symptom: Symptom, team: Team | None = None) -
     return is_maintainer(user) or (team is not None and team.pk in admin_team_ids(user))
 
 
+def symptom_team_edits_row(*, symptom: Symptom, team: Team | None) -> bool:
+    """A team's own symptom, not yet published, is edited in place by the team's admins
+    (nobody else sees it); once published it is in every team's catalog, like the library."""
+    return (team is not None and symptom.team_id == team.pk and not symptom.published)
+
+
 def team_is_admin(user: Any, team: Team | int) -> bool:
     team_id = team if isinstance(team, int) else team.pk
     return team_id in admin_team_ids(user)

@@ -1,6 +1,6 @@
 """The token HTTP API (docs/contract.md §3), mounted at /api/v1/ by kb/urls_pipeline.py.
 
-    POST /api/v1/analyses          multipart file=<bundle>[, incident=<id>] -> 202 {"id", "url"}
+    POST /api/v1/analyses          multipart file=<bundle>[, incident=<id> | team=<slug>] -> 202 {"id", "url"}
     GET  /api/v1/analyses/{id}     -> {"id", "status", "progress", "error", "result"}
     GET  /api/v1/openapi.json      the OpenAPI document (public)
 
@@ -22,7 +22,7 @@ from pydantic import TypeAdapter
 
 from analyzers.result import Result
 from kb.access import get_visible_or_404
-from kb.models import Analysis, Incident
+from kb.models import Analysis, Incident, Team
 from kb.services.analyses import analysis_upload
 from kb.services.bundles import NoTeam, bundle_default_team
 from kb.services.storage import QuotaExceeded
@@ -138,12 +138,14 @@ def api_root(request: HttpRequest) -> JsonResponse:
     # `file` is optional in the signature only so that a refused upload gets 413, not 422.
     openapi_extra={"requestBody": {"content": {"multipart/form-data": {"schema": {"required": ["file"]}}}}},
 )
-def analysis_create(request: HttpRequest, file: File[UploadedFile] = None, incident: Form[int] = None):
+def analysis_create(request: HttpRequest, file: File[UploadedFile] = None, incident: Form[int] = None,
+                    team: Form[str] = None):
     """`file`: an archive (.zip, .tar, .tar.gz/.tgz, .tar.bz2, .tar.xz, .gz) or a log file;
     repeat `file` to send several, which become one bundle (optional `path` fields, one per
     file in the same order, give each file's path in a folder).
     `incident`: the incident to attach it to; without it, a new incident titled after
-    the file is opened in your first team. Poll the returned `url`."""
+    the file is opened in `team` (a team's slug; 403 unless you are a member) or your first
+    team. Poll the returned `url`."""
     refusal = upload_refusal(request)
     if refusal:
         return Status(413, {"detail": refusal})
@@ -153,6 +155,10 @@ def analysis_create(request: HttpRequest, file: File[UploadedFile] = None, incid
     # Reads before the transaction, writes inside it (see bundle_store on SQLite locks).
     if incident is not None:
         target, team = get_visible_or_404(Incident.objects, user, id=incident), None
+    elif team is not None:   # the same answer for a team that does not exist: no existence leak
+        target, team = None, Team.objects.filter(slug=team, memberships__user=user).first()
+        if team is None:
+            return Status(403, {"detail": "you are not a member of that team"})
     else:
         try:
             target, team = None, bundle_default_team(user=user)

@@ -57,6 +57,8 @@ class TeamRunbookForm(forms.Form):
 
 class SymptomEditForm(FileEditForm):
     rows, label, placeholder = 24, "Symptom file (YAML)", "e.g. add the Hadoop 2.x wording"
+    # A team admin's edit of a library symptom is the team's version; this also asks the maintainers.
+    propose = forms.BooleanField(required=False, label="Also propose this change to the maintainers, for every team")
 
 
 class WordSearchForm(forms.Form):
@@ -79,7 +81,8 @@ class IncidentFilterForm(forms.Form):
     component = forms.ChoiceField(choices=[("", "Any component")] + [(c, c) for c in COMPONENTS], required=False)
     runbook = forms.ChoiceField(choices=[], required=False)
     confirmed = forms.BooleanField(required=False, label="Confirmed root cause only")
-    team = forms.ModelChoiceField(queryset=None, required=False, empty_label="Any team")
+    # Empty: the current team (kb.current_team), the one the header's switcher chose.
+    team = forms.ModelChoiceField(queryset=None, required=False, empty_label="Current team")
 
     def __init__(self, *args, teams, **kwargs) -> None:
         super().__init__(*args, **kwargs)

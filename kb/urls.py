@@ -17,6 +17,7 @@ urlpatterns = [
     path("runbooks/<slug:slug>/overlay/drop/", governance.runbook_overlay_drop, name="runbook_overlay_drop"),
     path("proposals/", governance.proposal_list, name="proposal_list"),
     path("proposals/<int:pk>/", governance.proposal_detail, name="proposal_detail"),
+    path("proposals/symptoms/<int:pk>/", governance.symptom_proposal_detail, name="symptom_proposal_detail"),
     path("runbooks/<slug:slug>/edit/", runbooks.runbook_edit, name="runbook_edit"),
     path("runbooks/<slug:slug>/history/", runbooks.runbook_history, name="runbook_history"),
     path("runbooks/<slug:slug>/raw/", runbooks.runbook_raw, name="runbook_raw"),

@@ -6,6 +6,7 @@ from kb.views import teams
 
 urlpatterns = [
     path("teams/", teams.team_list, name="team_list"),
+    path("switch-team/", teams.team_switch_view, name="team_switch"),
     path("teams/<slug:slug>/", teams.team_detail, name="team_detail"),
     path("teams/<slug:slug>/members/", teams.member_add, name="team_member_add"),
     path("teams/<slug:slug>/members/<int:user_id>/role/", teams.member_role, name="team_member_role"),

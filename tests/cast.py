@@ -100,6 +100,7 @@ class World:
     other_incident: Any
     ops_runbook: Any
     proposal: Any = None
+    symptom_proposal: Any = None
 
 
 def build_world(*, alice, bob, mallory, team, other_team) -> World:
@@ -122,13 +123,21 @@ def build_world(*, alice, bob, mallory, team, other_team) -> World:
     disk_full = Runbook.objects.get(slug="disk-full")
     proposal = proposal_create(runbook=disk_full, team=team, user=bob, message=f"{SECRET} proposal",
                                text=runbook_text(runbook=disk_full).replace("## Summary", "## Proposed"))
+    from kb.models import Symptom
+    from kb.services.symptom_proposals import symptom_proposal_create
+    from kb.services.symptoms import symptom_text
+
+    symptom = Symptom.objects.get(id="no-space-left-on-device")
+    symptom_proposal = symptom_proposal_create(
+        symptom=symptom, team=team, user=bob, message=f"{SECRET} symptom proposal",
+        text=symptom_text(symptom=symptom).replace(f"title: {symptom.title}", f"title: {SECRET} title"))
     # An Ops runbook of its own (not published: other teams do not see it).
     ops_runbook = Runbook.objects.get(slug="jvm-long-gc-pause")
     ops_runbook.team = team
     ops_runbook.save(update_fields=["team"])
     other_incident = make_incident(team=other_team, user=mallory, title="Other team's own incident")
     return World(alice, bob, mallory, team, other_team, incident, analysis, annotation, note, notification,
-                 other_incident, ops_runbook, proposal)
+                 other_incident, ops_runbook, proposal, symptom_proposal)
 
 
 def db_state() -> dict[str, list[dict]]:

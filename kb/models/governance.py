@@ -4,7 +4,8 @@ A team admin's edit of a shipped runbook is the team's overlay (a Runbook row
 with overlay_of set, kb.models.runbooks); "propose to maintainers" also files
 the text here, and a site maintainer (staff) accepts it with the diff shown,
 which makes it the shipped runbook's next revision, or declines it.
-A team admin's edit of a library symptom is the team's SymptomOverlay.
+A team admin's edit of a library symptom is the team's SymptomOverlay, and with
+"propose" also a SymptomProposal.
 """
 
 from __future__ import annotations
@@ -73,3 +74,28 @@ class SymptomOverlayRevision(FileRevision):
         ordering = ["overlay", "-number"]
         constraints = [models.UniqueConstraint(fields=["overlay", "number"],
                                                name="symptomoverlayrevision_unique_number")]
+
+
+class SymptomProposal(models.Model):
+    """A team admin's edit of a library symptom filed for the maintainers (like RunbookProposal):
+    accepted, it is the library symptom's next revision, for every team."""
+
+    symptom = models.ForeignKey(Symptom, models.CASCADE, related_name="proposals")
+    team = models.ForeignKey(Team, models.CASCADE, related_name="symptom_proposals")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, related_name="+")
+    text = models.TextField()                      # the whole proposed YAML file
+    message = models.CharField(max_length=200, blank=True)
+    base_revision = models.PositiveIntegerField()  # the library revision it was written against
+    status = models.CharField(max_length=10, choices=RunbookProposal.Status.choices,
+                              default=RunbookProposal.Status.OPEN)
+    created = models.DateTimeField(auto_now_add=True)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True,
+                                   related_name="+")
+    decided = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [models.Index(fields=["status", "-created"], name="symptomproposal_status_created")]
+
+    def __str__(self) -> str:
+        return f"proposal {self.pk} for symptom {self.symptom_id} by team {self.team_id}"

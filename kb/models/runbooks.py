@@ -75,7 +75,8 @@ class Runbook(models.Model):
 
 
 class Symptom(models.Model):
-    """A symptom of the library (runbooks/symptoms/<id>.yaml), used by runbooks by id.
+    """A symptom of the library (runbooks/symptoms/<id>.yaml), used by runbooks by id,
+    or a team's own symptom (team set) until published.
     Its definition is copied into each using runbook's `meta` (the form the
     engine reads) whenever the symptom or the runbook is saved."""
 
@@ -83,6 +84,11 @@ class Symptom(models.Model):
     title = models.TextField()
     # patterns / fact / captures / level / examples / sources / description
     definition = models.JSONField(default=dict)
+    # The owning team: a symptom drafted by a team (kb.services.drafts) is seen and
+    # matched by that team alone until a maintainer publishes a runbook using it
+    # (kb.selectors.catalog.symptom_catalog); the library from runbooks/ has none.
+    team = models.ForeignKey("kb.Team", models.CASCADE, null=True, blank=True, related_name="symptoms")
+    published = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["id"]

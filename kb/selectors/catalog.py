@@ -1,7 +1,8 @@
 """The catalog as one team sees it: the shipped runbooks, with the team's own
 overlays in place of the shipped rows they change, plus the team's own
 runbooks and the runbooks other teams published, and the team's own versions
-of library symptoms (kb.services.symptom_overlays). Pages, search and every
+of library symptoms (kb.services.symptom_overlays); symptoms a team drafted
+are its own until published (symptom_catalog). Pages, search and every
 analysis of the team read runbooks through here, so one team's edits never
 reach another team (kb/README.md "Runbook governance").
 """
@@ -13,7 +14,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from kb.models import Membership, Runbook, Team
+from kb.models import Membership, Runbook, Symptom, Team
 
 
 def _team_id(team: Team | int | None) -> int | None:
@@ -40,6 +41,23 @@ def runbook_catalog(*, team: Team | int | None) -> QuerySet[Runbook]:
     overlaid = Runbook.objects.filter(live_overlay).values("overlay_of_id")
     own = Q(overlay_of__isnull=True, team_id=team_id)
     return Runbook.objects.filter(((shared | own) & ~Q(pk__in=overlaid)) | live_overlay)
+
+
+def symptom_catalog(*, team: Team | int | None) -> QuerySet[Symptom]:
+    """The symptoms `team` sees (and may name in its runbooks): the library, the published
+    team symptoms and its own (None: the library and the published ones)."""
+    shared = Q(team__isnull=True) | Q(published=True)
+    team_id = _team_id(team)
+    return Symptom.objects.filter(shared if team_id is None else shared | Q(team_id=team_id))
+
+
+def catalog_symptom_or_404(*, team: Team | int | None, symptom_id: str, maintainer: bool = False) -> Symptom:
+    """A symptom as the team may reach it; a maintainer reaches every team's (to review it)."""
+    rows = Symptom.objects.all() if maintainer else symptom_catalog(team=team)
+    symptom = rows.filter(id=symptom_id).first()
+    if symptom is None:
+        raise Http404("No such symptom.")
+    return symptom
 
 
 def catalog_runbook_or_404(*, team: Team | int | None, slug: str, maintainer: bool = False) -> Runbook:

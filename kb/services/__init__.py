@@ -7,7 +7,7 @@ leases.py         the lease protocol: analysis_claim, analysis_extend_lease, ana
 reconcile.py      analysis_reconcile (queued never sent, running whose worker died)
 staged.py         staged_dir, staged_manifest_write, analysis_staged_file (analyses from before context_store)
 context_store.py  context_store_write, context_store_lines (the compressed, line-indexed copy of staged files)
-storage.py        quotas (storage_check_upload, analyses_rate_check), incident_storage, storage_prune
+storage.py        quotas (quota_admit: atomic under quota_lock), incident_storage, storage_prune
 bundles.py        bundle_store, bundle_limits, bundle_default_team, bundle_incident_for_upload
 incidents.py      incident_create, incident_update, analysis_context (lines around evidence)
 activity.py       activity_record (the one writer of an incident's activity stream)

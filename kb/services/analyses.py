@@ -37,7 +37,7 @@ from kb.services.bundles import bundle_incident_for_upload, bundle_limits, bundl
 from kb.services.context_store import context_dir, context_store_write
 from kb.services.incidents import incident_severity_follow
 from kb.services.staged import staged_dir
-from kb.services.storage import analyses_rate_check, storage_check_upload
+from kb.services.storage import quota_admit
 from kb.services.leases import (
     Heartbeat,
     LeaseLost,
@@ -73,9 +73,9 @@ def analysis_upload(*, user, uploaded_file: UploadedFile, incident: Incident | N
     or (without one) on a new incident of `team` titled after the file. The web
     form and the API both come here."""
     team_id = incident.team_id if incident is not None else team.pk
-    storage_check_upload(team_id=team_id, incoming=uploaded_file.size or 0)   # QuotaExceeded: 413
-    analyses_rate_check(team_id=team_id)                                      # QuotaExceeded: 429
     with transaction.atomic():
+        # Held until commit: the check and the rows it admits are one step. QuotaExceeded: 413 or 429.
+        quota_admit(team_id=team_id, incoming=uploaded_file.size or 0)
         if incident is None:
             incident = bundle_incident_for_upload(user=user, team=team, name=uploaded_file.name)
         bundle = bundle_store(incident=incident, user=user, uploaded_file=uploaded_file)
@@ -96,8 +96,9 @@ def analysis_reanalyze(*, analysis: Analysis) -> Analysis:
     Raises QuotaExceeded (429) past the team's hourly limit, BundleError once pruned."""
     if analysis.bundle.pruned is not None:
         raise BundleError(f"{analysis.bundle.original_name}: its files were pruned, upload it again")
-    analyses_rate_check(team_id=analysis.team_id)
-    return analysis_start(bundle=analysis.bundle)
+    with transaction.atomic():
+        quota_admit(team_id=analysis.team_id)
+        return analysis_start(bundle=analysis.bundle)
 
 
 def analysis_enqueue(*, analysis_id: int) -> bool:

@@ -11,10 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 
 from kb.access import is_member
 from kb.models import Analysis
 from kb.services.analyses import analysis_start
+from kb.services.storage import quota_admit
 
 
 class BaselineError(ValueError):
@@ -46,5 +48,6 @@ def analysis_reanalyze_with_baseline(*, analysis: Analysis, baseline: Analysis, 
         raise BaselineError("another team's analysis is never a baseline")
     if not baseline.healthy or baseline.status != Analysis.Status.DONE:
         raise BaselineError(f"analysis {baseline.pk} is not a finished analysis marked healthy")
-    new = analysis_start(bundle=analysis.bundle, baseline=baseline)
-    return new
+    with transaction.atomic():   # another analysis of the team: its hourly limit holds (QuotaExceeded, 429)
+        quota_admit(team_id=analysis.team_id)
+        return analysis_start(bundle=analysis.bundle, baseline=baseline)

@@ -1,9 +1,9 @@
 """A runbook drafted from a lead of an analysis (issue 12): analyzers/draft.py writes the files,
 here they get the database's names (slugs and symptom ids in use) and are stored as a runbook
-of the team (kb.services.governance.team_runbook_create) with a new library symptom.
+of the team (kb.services.governance.team_runbook_create) with a new symptom of the team.
 
-The new symptom is used by the new runbook alone, so no other team's analyses change; the
-runbook is seen by its team until a maintainer publishes it.
+Both are seen (pages, search, the editor's library) and matched by that team alone until a
+maintainer publishes the runbook, which publishes its team symptoms too (runbook_publish).
 """
 
 from __future__ import annotations
@@ -58,7 +58,8 @@ def draft_save(*, analysis: Analysis, rank: int, team: Team, author: Any, runboo
         raise RunbookError(f"{symptom_file_path(definition['id'])}: a symptom named '{definition['id']}' exists "
                            "already; choose another id")
     with transaction.atomic():
-        symptom_save(definition=definition, text=symptom_text, author=author, message="drafted from a lead")
+        symptom_save(definition=definition, text=symptom_text, author=author, message="drafted from a lead",
+                     team=team)
         runbook = team_runbook_create(team=team, text=runbook_text or draft.runbook_text, author=author,
                                       message=f"drafted from lead {rank} of {incident_label(analysis)}")
     fixture_store(runbook=runbook, analysis=analysis, lead=analysis_lead(analysis=analysis, rank=rank))

@@ -44,8 +44,8 @@ def runbook_export(
     # e.g. one drafted from a lead); an overlay never: it is an edit of a shipped file.
     runbooks = Runbook.objects.filter(overlay_of__isnull=True).order_by("slug")
     symptoms = Symptom.objects.order_by("id")
-    if slugs is None:
-        runbooks = runbooks.filter(team__isnull=True)
+    if slugs is None:   # the shipped catalog: the library's symptoms only, no team's own
+        runbooks, symptoms = runbooks.filter(team__isnull=True), symptoms.filter(team__isnull=True)
     else:
         runbooks = runbooks.filter(slug__in=slugs)
         symptoms = symptoms.filter(uses__runbook__slug__in=slugs).distinct()

@@ -7,7 +7,7 @@ each team sees.
   analyses (kb.selectors.catalog). With `propose`, the text is also filed as a
   RunbookProposal that a maintainer accepts (with the diff) or declines.
 - team_runbook_create: a runbook of the team, seen by others once a maintainer
-  publishes it (runbook_publish).
+  publishes it (runbook_publish), which publishes the team's own symptoms it uses.
 
 Every save is a RunbookRevision with its author (kb.services.runbooks.runbook_save).
 """
@@ -18,12 +18,13 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from analyzers.runbooks import RunbookError
 from kb.access import admin_team_ids, is_maintainer, runbook_can_edit
 from kb.lib.revisions import DiffLine, revision_diff
-from kb.models import Runbook, RunbookProposal, RunbookRevision, Team
+from kb.models import Runbook, RunbookProposal, RunbookRevision, Symptom, Team
 from kb.services.runbooks import runbook_file_path, runbook_parse_edit, runbook_save, runbook_update
 from kb.services.symptoms import revision_check_base
 
@@ -99,12 +100,20 @@ def team_runbook_create(*, team: Team, text: str, author: Any, message: str = ""
 
 
 def runbook_publish(*, runbook: Runbook, user: Any, published: bool = True) -> Runbook:
-    """A maintainer shows a team's runbook to every team (or stops showing it)."""
+    """A maintainer shows a team's runbook to every team (or stops showing it), with the
+    team's own symptoms it uses: a published runbook's symptoms are every team's to read
+    and match. Unpublishing keeps a symptom published while a runbook another team sees uses it."""
     if not is_maintainer(user):
         raise PermissionDenied("Only maintainers publish runbooks.")
     if runbook.team_id is None or runbook.overlay_of_id is not None:
         raise RunbookError(f"{runbook_file_path(runbook.slug)}: only a team's own runbook is published")
-    Runbook.objects.filter(pk=runbook.pk).update(published=published)
+    with transaction.atomic():
+        Runbook.objects.filter(pk=runbook.pk).update(published=published)
+        symptoms = Symptom.objects.filter(team_id=runbook.team_id, uses__runbook=runbook)
+        if not published:
+            seen_elsewhere = Q(team__isnull=True) | Q(published=True) | ~Q(team_id=runbook.team_id)
+            symptoms = symptoms.exclude(uses__runbook__in=Runbook.objects.filter(seen_elsewhere).exclude(pk=runbook.pk))
+        Symptom.objects.filter(pk__in=list(symptoms.values_list("pk", flat=True))).update(published=published)
     runbook.published = published
     return runbook
 

@@ -153,6 +153,10 @@ def runbook_parse_edit(*, text: str, slug: str | None, team_id: int | None) -> t
     """An edited file, validated as the runbook `slug` (None: the file names
     its slug) of the catalog `team_id` sees; (parsed, text with LF endings)."""
     text = text.replace("\r\n", "\n")  # browsers submit textareas with CRLF
-    parsed = parse_runbook(text, runbook_file_path(slug or "new"), expected_slug=slug, library=db_library())
+    from kb.selectors.catalog import symptom_catalog
+
+    # Only the symptoms the team sees: naming another team's unpublished symptom would copy its words in.
+    library = db_library(symptom_catalog(team=team_id))
+    parsed = parse_runbook(text, runbook_file_path(slug or "new"), expected_slug=slug, library=library)
     check_links(parsed, runbook_file_path(parsed.slug), team_id)
     return parsed, text

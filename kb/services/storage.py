@@ -5,7 +5,8 @@ that bound it, and pruning.
   compressed context copy (kb.services.context_store); the unpacked trees are
   removed after each analysis. Over KB_TEAM_STORAGE_BYTES an upload is refused
   (413), over KB_TEAM_ANALYSES_PER_HOUR analyses started in the last hour an
-  upload or re-analysis is refused (429, with the seconds to wait).
+  upload or re-analysis is refused (429, with the seconds to wait). The check runs under
+  quota_lock, in the transaction that stores what it admits: atomic, never check-then-act.
 - storage_prune removes the files of bundles older than a number of days
   (KB_RETENTION_DAYS by default); their analyses, results and findings stay,
   the context view says the lines are gone, and re-analysis is refused.
@@ -18,10 +19,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
-from kb.models import Analysis, Bundle, Incident
+from kb.models import Analysis, Bundle, Incident, Team
 from kb.services.bundles import bundle_dir
 from kb.uploads import human_bytes
 
@@ -40,6 +42,26 @@ def team_storage_used(*, team_id: int) -> int:
     copies = (Analysis.objects.filter(team_id=team_id, bundle__pruned__isnull=True)
               .aggregate(n=Sum("stored_bytes"))["n"] or 0)
     return uploads + copies
+
+
+def quota_lock(*, team_id: int) -> None:
+    """Hold the team's quota until the caller's transaction ends, so that its check and the
+    rows it admits (the bundle with its size, the analysis) are one step: two uploads at
+    once can no longer both pass a check neither has written yet. PostgreSQL: the team row,
+    locked FOR UPDATE, serialises the team's uploads; SQLite: the IMMEDIATE transaction
+    (kb.settings) already holds the database's write lock, and select_for_update is a no-op."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("quota_lock needs the transaction that writes what it admits")
+    list(Team.objects.select_for_update().filter(pk=team_id).values_list("pk", flat=True))
+
+
+def quota_admit(*, team_id: int, incoming: int | None = None) -> None:
+    """Under quota_lock: refuse an upload of `incoming` bytes past the storage quota (413;
+    None: no upload, a re-analysis) or an analysis past the hourly limit (429)."""
+    quota_lock(team_id=team_id)
+    if incoming is not None:
+        storage_check_upload(team_id=team_id, incoming=incoming)
+    analyses_rate_check(team_id=team_id)
 
 
 def storage_check_upload(*, team_id: int, incoming: int) -> None:

@@ -18,8 +18,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from analyzers.runbooks import Library, RunbookError, parse_symptom, resolve_symptoms, symptom_uses
-from kb.access import admin_team_ids, is_maintainer
+from kb.access import admin_team_ids, is_maintainer, symptom_team_edits_row
 from kb.models import Runbook, Symptom, SymptomOverlay, SymptomOverlayRevision, SymptomRevision, Team
+from kb.services.symptom_proposals import symptom_proposal_create
 from kb.services.symptoms import (
     db_library, revision_check_base, symptom_file_path, symptom_update, symptom_users_check,
 )
@@ -51,7 +52,9 @@ def team_overlays(team_id: int | None) -> dict[str, dict[str, Any]]:
 
 def team_library(team_id: int | None) -> Library:
     """The symptom library as `team_id` sees it: the library with its overlays in place."""
-    return {**db_library(), **team_overlays(team_id)}
+    from kb.selectors.catalog import symptom_catalog
+
+    return {**db_library(symptom_catalog(team=team_id)), **team_overlays(team_id)}
 
 
 def catalog_resolve(metas: list[dict[str, Any]], team_id: int | None) -> list[dict[str, Any]]:
@@ -69,14 +72,22 @@ def catalog_resolve(metas: list[dict[str, Any]], team_id: int | None) -> list[di
 
 
 def symptom_edit_save(*, symptom: Symptom, team: Team | None, user: Any, text: str, message: str = "",
-                      base_revision: int | None = None) -> SymptomRevision | SymptomOverlayRevision | None:
-    """A maintainer's edit changes the library; a team admin's is the team's overlay."""
-    if is_maintainer(user):
+                      base_revision: int | None = None,
+                      propose: bool = False) -> SymptomRevision | SymptomOverlayRevision | None:
+    """A maintainer's edit changes the library; a team admin's is the team's overlay (plus a
+    proposal to the maintainers with `propose`), or the symptom itself when it is the team's
+    own and not yet published (no one else sees it)."""
+    own = symptom_team_edits_row(symptom=symptom, team=team) and team.pk in admin_team_ids(user)
+    if is_maintainer(user) or own:
         return symptom_update(symptom=symptom, text=text, author=user, message=message, base_revision=base_revision)
     if team is None or team.pk not in admin_team_ids(user):
         raise PermissionDenied("Only maintainers change the symptom library, and team admins their team's version.")
-    return symptom_overlay_save(symptom=symptom, team=team, user=user, text=text, message=message,
-                                base_revision=base_revision)
+    with transaction.atomic():   # the overlay and its proposal (kb.services.symptom_proposals), or neither
+        revision = symptom_overlay_save(symptom=symptom, team=team, user=user, text=text, message=message,
+                                        base_revision=base_revision)
+        if propose:
+            symptom_proposal_create(symptom=symptom, team=team, user=user, text=text, message=message)
+    return revision
 
 
 def symptom_overlay_save(*, symptom: Symptom, team: Team, user: Any, text: str, message: str = "",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from analyzers.runbooks import (
     Library,
@@ -47,14 +48,16 @@ def symptom_definition(symptom: Symptom) -> dict[str, Any]:
     return {"id": symptom.id, "title": symptom.title, **symptom.definition}
 
 
-def db_library() -> Library:
-    return {s.id: symptom_definition(s) for s in Symptom.objects.all()}
+def db_library(symptoms: QuerySet[Symptom] | None = None) -> Library:
+    """The symptoms by id: all of them, or `symptoms` (a team's: kb.selectors.catalog.symptom_catalog)."""
+    return {s.id: symptom_definition(s) for s in (Symptom.objects.all() if symptoms is None else symptoms)}
 
 
 def symptom_save(
-    *, definition: dict[str, Any], text: str, author: Any = None, message: str = ""
+    *, definition: dict[str, Any], text: str, author: Any = None, message: str = "", team: Any = None
 ) -> tuple[Symptom, str]:
     """Upsert one parsed symptom; returns (row, "created" | "updated" | "unchanged").
+    A new row belongs to `team` (None: the library); an update keeps its owner.
     A revision is recorded only when the file text changed. The caller
     re-resolves the runbooks that use it (runbooks_resolve)."""
     rest = {k: v for k, v in definition.items() if k not in ("id", "title")}
@@ -66,7 +69,8 @@ def symptom_save(
         return symptom, "unchanged"
     status = "created" if symptom is None else "updated"
     symptom, _ = Symptom.objects.update_or_create(
-        id=definition["id"], defaults={"title": definition["title"], "definition": rest}
+        id=definition["id"], defaults={"title": definition["title"], "definition": rest},
+        create_defaults={"title": definition["title"], "definition": rest, "team": team},
     )
     if text_changed:
         SymptomRevision.objects.create(

@@ -137,6 +137,8 @@ def runbook_sync(*, directory: str | Path, force: bool = False) -> SyncResult:
             if slug not in result.kept:
                 _, status = runbook_save(parsed=mixed.runbooks[slug], text=texts[slug], message="sync_runbooks")
                 getattr(result, status).append(slug)
+        # A team's symptom reviewed into runbooks/symptoms/ is the library's now, every team's.
+        Symptom.objects.filter(id__in=list(catalog.symptoms), team__isnull=False).update(team=None, published=False)
         runbooks_resolve(symptom_ids=result.symptoms.created + result.symptoms.updated, library=library)
         result.missing = list(
             Runbook.objects.filter(team__isnull=True, overlay_of__isnull=True)

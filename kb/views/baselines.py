@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 from kb.access import get_visible_or_404
 from kb.models import Analysis
 from kb.services.baselines import BaselineError, analysis_mark_healthy, analysis_reanalyze_with_baseline
+from kb.services.storage import QuotaExceeded
 
 
 @require_POST
@@ -34,7 +35,7 @@ def analysis_reanalyze_baseline(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404("No such healthy analysis of your team.")
     try:
         new = analysis_reanalyze_with_baseline(analysis=analysis, baseline=baseline, user=request.user)
-    except BaselineError as exc:
+    except (BaselineError, QuotaExceeded) as exc:   # QuotaExceeded: the team's analyses per hour
         messages.error(request, str(exc))
         return redirect("analysis_detail", pk=pk)
     return redirect("analysis_detail", pk=new.pk)

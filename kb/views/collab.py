@@ -28,6 +28,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 
 from kb.access import admin_team_ids, authored_can_edit, get_visible_or_404, runbook_note_can_edit
+from kb.current_team import current_team
 from kb.forms import AnnotationForm, FeedbackForm, RunbookNoteForm
 from kb.models import Analysis, Annotation, Incident, Runbook, RunbookNote
 from kb.selectors.collab import (
@@ -40,7 +41,7 @@ from kb.selectors.collab import (
     runbook_note_list,
     similar_incidents,
 )
-from kb.selectors.catalog import catalog_runbook_or_404, runbook_catalog, viewer_team
+from kb.selectors.catalog import catalog_runbook_or_404, runbook_catalog
 from kb.selectors.incidents import user_teams
 from kb.services import collab, notifications
 
@@ -191,7 +192,7 @@ def _notes_ctx(request: HttpRequest, runbook: Runbook, form: RunbookNoteForm | N
 def runbook_notes(request: HttpRequest, slug: str) -> HttpResponse:
     # Notes are per team, on the runbook the user's team sees; on an overlay, on its shipped row
     # (so they outlive the overlay).
-    seen = catalog_runbook_or_404(team=viewer_team(request.user), slug=slug)
+    seen = catalog_runbook_or_404(team=current_team(request), slug=slug)
     runbook = seen.overlay_of or seen
     if request.method == "GET":
         if not request.htmx:

@@ -1,6 +1,6 @@
 """Runbook governance pages (kb.services.governance): a team's new runbook,
 publishing it (maintainers), dropping a team's overlay, and the proposals
-maintainers accept or decline with the diff shown."""
+maintainers accept or decline with the diff shown (for runbooks and library symptoms)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from analyzers.runbooks import RunbookError
 from kb.access import admin_team_ids, is_maintainer, team_ids
+from kb.current_team import current_team
 from kb.forms import TeamRunbookForm
-from kb.models import Runbook, RunbookProposal, Team
-from kb.selectors.catalog import catalog_runbook_or_404, unpublished_team_runbooks, viewer_team
+from kb.models import Runbook, RunbookProposal, SymptomProposal, Team
+from kb.selectors.catalog import catalog_runbook_or_404, unpublished_team_runbooks
 from kb.services import governance
+from kb.services.symptom_proposals import symptom_proposal_decide, symptom_proposal_diff
 
 
 @require_http_methods(["GET", "POST"])
@@ -23,7 +25,9 @@ def runbook_new(request: HttpRequest) -> HttpResponse:
     teams = Team.objects.filter(pk__in=admin_team_ids(request.user))
     if not teams.exists():
         raise PermissionDenied("Only team admins write their team's runbooks.")
-    form = TeamRunbookForm(request.POST or None, teams=teams)
+    current = current_team(request)
+    form = TeamRunbookForm(request.POST or None, teams=teams,
+                           initial={"team": current.pk} if current and current in teams else None)
     if request.method == "POST" and form.is_valid():
         try:
             runbook = governance.team_runbook_create(team=form.cleaned_data["team"], text=form.cleaned_data["text"],
@@ -51,7 +55,7 @@ def runbook_publish(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 def runbook_overlay_drop(request: HttpRequest, slug: str) -> HttpResponse:
-    runbook = catalog_runbook_or_404(team=viewer_team(request.user), slug=slug)
+    runbook = catalog_runbook_or_404(team=current_team(request), slug=slug)
     if runbook.overlay_of_id is None:
         raise Http404("Your team has no version of its own of this runbook.")
     governance.runbook_overlay_drop(overlay=runbook, user=request.user)
@@ -59,17 +63,20 @@ def runbook_overlay_drop(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("runbook_detail", slug=slug)
 
 
-def _proposals_for(user) -> "list[RunbookProposal]":
-    qs = RunbookProposal.objects.select_related("runbook", "team", "author")
+def _proposals_for(user, model=RunbookProposal):
+    """A maintainer sees every proposal, anyone else their teams' (another team's: 404)."""
+    qs = model.objects.select_related("team", "author")
     return qs if is_maintainer(user) else qs.filter(team_id__in=team_ids(user))
 
 
 @require_GET
 def proposal_list(request: HttpRequest) -> HttpResponse:
-    proposals = _proposals_for(request.user)
+    proposals, symptom_proposals = _proposals_for(request.user), _proposals_for(request.user, SymptomProposal)
     return render(request, "kb/proposal_list.html", {
         "open": proposals.filter(status=RunbookProposal.Status.OPEN)[:200],
         "decided": proposals.exclude(status=RunbookProposal.Status.OPEN)[:50],
+        "symptom_open": symptom_proposals.filter(status=RunbookProposal.Status.OPEN)[:200],
+        "symptom_decided": symptom_proposals.exclude(status=RunbookProposal.Status.OPEN)[:50],
         "maintainer": is_maintainer(request.user),
         "unpublished": unpublished_team_runbooks()[:200] if is_maintainer(request.user) else []})
 
@@ -91,4 +98,24 @@ def proposal_detail(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect("proposal_detail", pk=proposal.pk)
     return render(request, "kb/proposal_detail.html", {
         "proposal": proposal, "diff": governance.proposal_diff(proposal=proposal),
+        "maintainer": is_maintainer(request.user)})
+
+
+@require_http_methods(["GET", "POST"])
+def symptom_proposal_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    proposal = _proposals_for(request.user, SymptomProposal).filter(pk=pk).first()
+    if proposal is None:
+        raise Http404("No such proposal.")
+    if request.method == "POST":
+        accept = request.POST.get("decision") == "accept"
+        try:
+            revision = symptom_proposal_decide(proposal=proposal, user=request.user, accept=accept)
+        except RunbookError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"Accepted: revision {revision.number} of symptom {proposal.symptom_id}, for "
+                             "every team." if revision else "Declined." if not accept else "Accepted (no change).")
+        return redirect("symptom_proposal_detail", pk=proposal.pk)
+    return render(request, "kb/symptom_proposal_detail.html", {
+        "proposal": proposal, "diff": symptom_proposal_diff(proposal=proposal),
         "maintainer": is_maintainer(request.user)})

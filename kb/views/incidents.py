@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 
 from kb.access import get_visible_or_404
+from kb.current_team import current_team
 import kb.selectors.incidents
 import kb.services.incidents
 from kb.forms import IncidentCreateForm, IncidentFilterForm, IncidentUpdateForm
@@ -50,7 +51,7 @@ def incident_list(request: HttpRequest) -> HttpResponse:
     incidents = kb.selectors.incidents.incident_list(
         user=request.user, status=filters.get("status", ""), severity=filters.get("severity", ""),
         q=filters.get("q", ""), component=filters.get("component", ""), runbook=filters.get("runbook", ""),
-        confirmed=filters.get("confirmed", False), team=filters.get("team"),
+        confirmed=filters.get("confirmed", False), team=filters.get("team") or current_team(request),
     )
     ctx = {"form": form, "incidents": incidents[:LIST_LIMIT], "limit": LIST_LIMIT,
            "filtered": any(filters.values()), "can_create": teams.exists(), "many_teams": teams.count() > 1}
@@ -60,7 +61,9 @@ def incident_list(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def incident_create(request: HttpRequest) -> HttpResponse:
     teams = user_teams(user=request.user)
-    form = IncidentCreateForm(request.POST or None, teams=teams)
+    current = current_team(request)
+    form = IncidentCreateForm(request.POST or None, teams=teams,
+                              initial={"team": current.pk} if current and current in teams else None)
     if request.method == "POST" and not teams:
         form.add_error(None, "You are in no team, so there is nowhere to file an incident.")
     elif request.method == "POST" and form.is_valid():

@@ -8,8 +8,9 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from kb.access import is_maintainer, runbook_can_edit, runbook_edits_for_everyone
+from kb.current_team import current_team
 from kb.forms import RunbookEditForm, RunbookFilterForm, WordSearchForm
-from kb.selectors.catalog import catalog_runbook_or_404, viewer_team
+from kb.selectors.catalog import catalog_runbook_or_404
 from kb.selectors.runbooks import (
     revision_compare,
     revision_latest,
@@ -34,8 +35,8 @@ def _int_or_none(value: str | None) -> int | None:
 def home(request: HttpRequest) -> HttpResponse:
     ctx = {
         "form": WordSearchForm(),
-        "recent": runbook_recent(team=viewer_team(request.user), limit=10),
-        "runbook_count": runbook_list_selector(team=viewer_team(request.user)).count(),
+        "recent": runbook_recent(team=current_team(request), limit=10),
+        "runbook_count": runbook_list_selector(team=current_team(request)).count(),
     }
     return render(request, "kb/home.html", ctx)
 
@@ -46,7 +47,7 @@ def runbook_list(request: HttpRequest) -> HttpResponse:
     form = RunbookFilterForm(request.GET)
     filters = form.cleaned_data if form.is_valid() else {}
     runbooks = runbook_list_selector(
-        team=viewer_team(request.user), component=filters.get("component", ""), severity=filters.get("severity", "")
+        team=current_team(request), component=filters.get("component", ""), severity=filters.get("severity", "")
     )
     ctx = {"form": form, "runbooks": runbooks, "filtered": any(filters.values())}
     # htmx filtering swaps only the table; a history restore wants the whole page.
@@ -57,7 +58,7 @@ def runbook_list(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def runbook_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    team = viewer_team(request.user)
+    team = current_team(request)
     runbook = catalog_runbook_or_404(team=team, slug=slug, maintainer=is_maintainer(request.user))
     ctx = {
         "runbook": runbook, "viewer_team": team,
@@ -69,7 +70,7 @@ def runbook_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def runbook_edit(request: HttpRequest, slug: str) -> HttpResponse:
-    team = viewer_team(request.user)
+    team = current_team(request)
     runbook = catalog_runbook_or_404(team=team, slug=slug)
     if not runbook_can_edit(user=request.user, runbook=runbook, team=team):
         raise PermissionDenied("Only maintainers change the shipped runbooks, and team admins their team's.")
@@ -91,7 +92,7 @@ def runbook_edit(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_GET
 def runbook_history(request: HttpRequest, slug: str) -> HttpResponse:
-    team = viewer_team(request.user)
+    team = current_team(request)
     runbook = catalog_runbook_or_404(team=team, slug=slug, maintainer=is_maintainer(request.user))
     old, new, diff = revision_compare(
         runbook=runbook, a=_int_or_none(request.GET.get("a")), b=_int_or_none(request.GET.get("b"))
@@ -109,7 +110,7 @@ def runbook_history(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_GET
 def runbook_raw(request: HttpRequest, slug: str) -> HttpResponse:
-    runbook = catalog_runbook_or_404(team=viewer_team(request.user), slug=slug,
+    runbook = catalog_runbook_or_404(team=current_team(request), slug=slug,
                                      maintainer=is_maintainer(request.user))
     response = HttpResponse(runbook_text(runbook=runbook), content_type="text/markdown; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{runbook.slug}.md"'

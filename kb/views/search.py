@@ -4,8 +4,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
+from kb.current_team import current_team
 from kb.forms import LogSearchForm, WordSearchForm
-from kb.selectors.catalog import viewer_team
 from kb.services.search import runbook_search_log, word_search
 
 
@@ -21,10 +21,10 @@ def search(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         if log_form.is_valid():
             ctx["log_result"] = runbook_search_log(text=log_form.cleaned_data["log"],
-                                                   team=viewer_team(request.user))
+                                                   team=current_team(request))
     elif word_form.is_valid() and word_form.cleaned_data["q"]:
         ctx["q"] = word_form.cleaned_data["q"]
-        found = word_search(q=ctx["q"], team=viewer_team(request.user))
+        found = word_search(q=ctx["q"], team=current_team(request))
         ctx["hits"], ctx["ignored_words"] = found.hits, found.ignored_words
         ctx["too_common_words"] = found.too_common_words
         ctx["strong_hits"] = [h for h in found.hits if not h.weak]

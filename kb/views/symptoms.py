@@ -1,22 +1,24 @@
 """The symptom library in the app: one page per symptom with the runbooks
 that share it, its editor and its history. A team admin's edit is the team's
 own version of the symptom (kb.services.symptom_overlays); a maintainer's
-changes the library."""
+changes the library. A symptom a team drafted is that team's (and a maintainer's, to
+review it) until published: another team gets a 404 (kb.selectors.catalog.symptom_catalog)."""
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from kb.access import is_maintainer, symptom_can_edit
+from kb.access import is_maintainer, symptom_can_edit, symptom_team_edits_row
+from kb.current_team import current_team
 from kb.forms import SymptomEditForm
 from kb.lib.revisions import revision_diff
 from kb.models import RunbookSymptom, Symptom, SymptomOverlay, Team
-from kb.selectors.catalog import runbook_catalog, viewer_team
+from kb.selectors.catalog import catalog_symptom_or_404, runbook_catalog
 from kb.services.symptom_overlays import symptom_as_seen, symptom_edit_save, symptom_overlay_drop
 from kb.services.symptoms import symptom_text
 from kb.views.editing import file_edit
@@ -40,8 +42,8 @@ def _revisions(symptom: Symptom, overlay: SymptomOverlay | None):
 
 @require_GET
 def symptom_detail(request: HttpRequest, symptom: str) -> HttpResponse:
-    symptom = get_object_or_404(Symptom, id=symptom)
-    team = viewer_team(request.user)
+    team = current_team(request)
+    symptom = catalog_symptom_or_404(team=team, symptom_id=symptom, maintainer=is_maintainer(request.user))
     seen = symptom_as_seen(symptom=symptom, team=team)
     revisions = list(_revisions(symptom, seen.overlay))
     b = _int_or_none(request.GET.get("b"))
@@ -61,17 +63,19 @@ def symptom_detail(request: HttpRequest, symptom: str) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def symptom_edit(request: HttpRequest, symptom: str) -> HttpResponse:
-    symptom = get_object_or_404(Symptom, id=symptom)
-    team = viewer_team(request.user)
+    team = current_team(request)
+    symptom = catalog_symptom_or_404(team=team, symptom_id=symptom, maintainer=is_maintainer(request.user))
     if not symptom_can_edit(user=request.user, symptom=symptom, team=team):
         raise PermissionDenied("Only maintainers change the symptom library, and team admins their team's version.")
     seen = symptom_as_seen(symptom=symptom, team=team)
     own = seen.overlay if not is_maintainer(request.user) else None
+    # The team's own unpublished symptom: saving changes the row itself, seen by the team alone.
+    team_own = symptom_team_edits_row(symptom=symptom, team=team)
     uses = _uses(symptom, team)
 
     def save(*, text: str, author, message: str, base_revision: int | None):
         return symptom_edit_save(symptom=symptom, team=team, user=author, text=text, message=message,
-                                 base_revision=base_revision)
+                                 base_revision=base_revision, propose=bool(request.POST.get("propose")))
 
     form, response = file_edit(
         request, SymptomEditForm,
@@ -81,13 +85,13 @@ def symptom_edit(request: HttpRequest, symptom: str) -> HttpResponse:
     if response is not None:
         return response
     return render(request, "kb/symptom_edit.html", {"symptom": seen, "form": form, "uses": uses,
-                                                    "for_everyone": is_maintainer(request.user),
+                                                    "for_everyone": is_maintainer(request.user), "team_own": team_own,
                                                     "viewer_team": team})
 
 
 @require_POST
 def symptom_overlay_drop_view(request: HttpRequest, symptom: str) -> HttpResponse:
-    team = viewer_team(request.user)
+    team = current_team(request)
     overlay = (SymptomOverlay.objects.filter(symptom_id=symptom, team=team, dropped__isnull=True).first()
                if team else None)
     if overlay is None:

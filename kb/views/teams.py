@@ -5,6 +5,8 @@
     POST /teams/<slug>/members/                    add a member (the team's admins)
     POST /teams/<slug>/members/<user_id>/role/     set a member's role (the team's admins)
     POST /teams/<slug>/members/<user_id>/remove/   remove a member (the team's admins)
+    POST /switch-team/  team=<id>[, next=<path>]   work in another of your teams (kb.current_team);
+                                                   403 and no change for a team you are not in
 
 Plain forms, no JavaScript needed. Another team's page is a 404 (no existence
 leak); a member who is not an admin gets 403 for a change; a refused change (the
@@ -18,9 +20,11 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
 from kb.access import get_visible_or_404, require_team_admin, team_can_create, team_is_admin
+from kb.current_team import team_switch
 from kb.forms import MemberAddForm, MemberRoleForm, TeamCreateForm
 from kb.models import Membership, Team
 from kb.services import teams
@@ -112,3 +116,14 @@ def member_remove(request: HttpRequest, slug: str, user_id: int) -> HttpResponse
     if not Membership.objects.filter(team=team, user=request.user).exists():
         return redirect("team_list")  # an admin who removed themselves can no longer see the team
     return redirect("team_detail", slug=team.slug)
+
+
+@require_POST
+def team_switch_view(request: HttpRequest) -> HttpResponse:
+    team = team_switch(request, request.POST.get("team"))   # PermissionDenied (403): not a member
+    messages.success(request, f"You are working in {team.name}.")
+    target = request.POST.get("next") or ""
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                           require_https=request.is_secure()):
+        target = "/"
+    return redirect(target)

@@ -184,7 +184,7 @@ def test_the_openapi_document_lists_both_endpoints(client):
     assert "post" in doc["paths"]["/api/v1/analyses"]
     assert "get" in doc["paths"]["/api/v1/analyses/{analysis_id}"]
     body = doc["paths"]["/api/v1/analyses"]["post"]["requestBody"]["content"]["multipart/form-data"]
-    assert set(body["schema"]["properties"]) == {"file", "incident"} and body["schema"]["required"] == ["file"]
+    assert set(body["schema"]["properties"]) == {"file", "incident", "team"} and body["schema"]["required"] == ["file"]
     assert doc["components"]["securitySchemes"]["BearerToken"]["scheme"] == "bearer"
     status = doc["components"]["schemas"]["AnalysisOut"]["properties"]["status"]
     assert set(status["enum"]) == {"queued", "running", "done", "failed"}

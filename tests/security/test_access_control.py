@@ -131,8 +131,9 @@ def _id_urls(world, missing: bool = False) -> dict[str, tuple[str, dict]]:
     has), and data for its POST."""
     inc, an, ann, note = world.incident.pk, world.analysis.pk, world.annotation.pk, world.note.pk
     notification, proposal, member = world.notification.pk, world.proposal.pk, world.alice.pk
+    symptom_proposal = world.symptom_proposal.pk
     if missing:
-        inc = an = ann = note = notification = proposal = member = MISSING
+        inc = an = ann = note = notification = proposal = member = symptom_proposal = MISSING
     ev = world.analysis.result["findings"][0]["evidence"][0]
     return {
         "incident_detail": (f"/incidents/{inc}/", {}),
@@ -159,6 +160,7 @@ def _id_urls(world, missing: bool = False) -> dict[str, tuple[str, dict]]:
         "runbook_note_delete": (f"/runbook-notes/{note}/delete/", {}),
         "notification_go": (f"/notifications/{notification}/", {}),
         "proposal_detail": (f"/proposals/{proposal}/", {"decision": "accept"}),
+        "symptom_proposal_detail": (f"/proposals/symptoms/{symptom_proposal}/", {"decision": "accept"}),
         "team_member_role": (f"/teams/{world.ops.slug}/members/{member}/role/", {"role": "admin"}),
         "team_member_remove": (f"/teams/{world.ops.slug}/members/{member}/remove/", {}),
         "api-v1:analysis_get": (f"/api/v1/analyses/{an}", {}),
