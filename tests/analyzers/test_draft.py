@@ -70,7 +70,6 @@ def _q(text: str) -> str:
 
 # Files with several records of one template whose values differ (fixture cases with their own SOURCE.md).
 REPEATED = [
-    ("hdfs-slow-datanode-io/positive/dn-07/hadoop-hdfs-datanode-dn-07.log", "Slow flushOrSync took", "duration"),
     ("kafka-advertised-listeners-unreachable/near-miss/ambari-m1/kafka-service-check.log", "Connection to node", "address"),
     ("hdfs-block-missing/positive/worker-2/spark-executor-7.log", "DFS chooseDataNode: got #", "number"),
     ("zookeeper-too-many-connections/positive-bitnami-k8s/zoo-0/zookeeper.log", "Too many connections from", "ip_3"),
