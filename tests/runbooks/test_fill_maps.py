@@ -104,7 +104,7 @@ def test_the_exemptions_still_name_real_placeholders():
 # its evidence holds). The value is checked against the fixture's own line (or, for a log file
 # placeholder, the fixture file's name) below, so a value the analysis made up cannot pass.
 FIRST_STEP = {
-    "hdfs": ("hdfs-block-missing", "positive", "<path>", "/warehouse/sales.db/orders/dt=2023-04-01/part-00007.orc"),
+    "hdfs": ("hdfs-block-missing", "positive-pyspark-iceberg-ec", "<path>", "/hdfspath_redacted/core_page_view/eventdate=20210421/000005_0"),
     "yarn": ("yarn-local-dirs-bad", "positive-rm-only-disk-full", "<nodeId>", "jh02-003:8041"),
     "hive": ("hive-lock-acquisition-failed", "positive", "<table>", "insert_into1_neg"),
     "zookeeper": ("zookeeper-acl-noauth", "positive", "<path>", "/config/topics/test"),
