@@ -1,6 +1,7 @@
 """The token HTTP API (docs/contract.md §3), mounted at /api/v1/ by kb/urls_pipeline.py.
 
     POST /api/v1/analyses          multipart file=<bundle>[, incident=<id>] -> 202 {"id", "url"}
+    POST /api/v1/analyses/uri      uri=<file://, hdfs://, s3a://>[, incident=<id>] (team admins) -> 202
     GET  /api/v1/analyses/{id}     -> {"id", "status", "progress", "error", "result"}
     GET  /api/v1/openapi.json      the OpenAPI document (public)
 
@@ -24,6 +25,7 @@ from analyzers.result import Result
 from kb.access import get_visible_or_404
 from kb.models import Analysis, Incident
 from kb.services.analyses import analysis_upload
+from kb.services.bundle_uris import UriRefused, analysis_from_uri
 from kb.services.bundles import NoTeam, bundle_default_team
 from kb.services.storage import QuotaExceeded
 from kb.services.tokens import token_authenticate
@@ -163,6 +165,28 @@ def analysis_create(request: HttpRequest, file: File[UploadedFile] = None, incid
         analysis = analysis_upload(user=user, uploaded_file=uploaded, incident=target, team=team)
     except QuotaExceeded as exc:   # the team's storage (413) or analyses per hour (429): nothing stored
         headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else {}
+        return JsonResponse({"detail": str(exc)}, status=exc.status, headers=headers)
+    return Status(202, {"id": analysis.id, "url": analysis_url(analysis.id)})
+
+
+@api.post("/analyses/uri", response={202: AnalysisCreated, 400: Message, 403: Message, 404: Message, 429: Message},
+          summary="Start the analysis of a bundle where it already is (team admins)")
+def analysis_create_from_uri(request: HttpRequest, uri: Form[str], incident: Form[int] = None):
+    """`uri`: file:///path, hdfs://namenode/path or s3a://bucket/path, under the roots the
+    server allows (KB_BUNDLE_URI_ROOTS); read where it is, never uploaded. Only an admin of
+    the team may name one. `incident`: as for an upload (else your first team's new incident)."""
+    user = request.auth
+    if incident is not None:
+        target, team = get_visible_or_404(Incident.objects, user, id=incident), None
+    else:
+        try:
+            target, team = None, bundle_default_team(user=user)
+        except NoTeam:
+            return Status(403, {"detail": "you belong to no team: ask an admin to add you to one"})
+    try:
+        analysis = analysis_from_uri(user=user, uri=uri, incident=target, team=team)
+    except (UriRefused, QuotaExceeded) as exc:   # nothing stored
+        headers = {"Retry-After": str(exc.retry_after)} if getattr(exc, "retry_after", None) else {}
         return JsonResponse({"detail": str(exc)}, status=exc.status, headers=headers)
     return Status(202, {"id": analysis.id, "url": analysis_url(analysis.id)})
 

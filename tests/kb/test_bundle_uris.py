@@ -150,3 +150,26 @@ def test_the_worker_checks_again_and_fails_a_uri_turned_symlink(incident, bob, r
 
     analysis = Analysis.objects.get(id=analysis.id)
     assert analysis.status == "failed" and "is not under an allowed directory" in analysis.error
+
+
+def test_the_api_takes_a_uri_from_an_admin_only(client, incident, alice, bob, roots, settings):
+    from kb.models import Analysis
+    from kb.services.tokens import token_create
+
+    def post(user, uri):
+        token = token_create(user=user)[1]
+        return client.post("/api/v1/analyses/uri", {"uri": uri, "incident": incident.id},
+                           HTTP_AUTHORIZATION=f"Bearer {token}")
+
+    allowed = (roots / "incident-42").as_uri()
+    refused = post(alice, allowed)
+    assert refused.status_code == 403 and "Only an admin" in refused.json()["detail"]
+    outside = post(bob, settings.BUNDLES_DIR.as_uri())
+    assert outside.status_code == 400 and "kb's own storage" in outside.json()["detail"]
+    assert _stored(settings) == []
+
+    created = post(bob, allowed)
+    assert created.status_code == 202
+    analysis = Analysis.objects.get()
+    assert created.json() == {"id": analysis.id, "url": f"/api/v1/analyses/{analysis.id}"}
+    assert analysis.bundle.source_uri == allowed and analysis.bundle.incident == incident
