@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from analyzers.conditions import all_hold
-from analyzers.diagnose import _relation_holds, _sort_key
+from analyzers.diagnose import _relation_holds
 from analyzers.model import Hit
+from analyzers.occurrences import Occurrences, as_occurrences
 from analyzers.runbook_spec import Condition, RunbookSpec, SymptomUse
 
 MAX_CANDIDATES = 10
@@ -35,22 +35,21 @@ def _cond_text(conds: tuple[Condition, ...]) -> str:
     return " and ".join(f"{c.capture} {c.op} {c.value}" for c in conds)
 
 
-def _verdict(rb: RunbookSpec, occurrences: dict[str, list[Hit]],
+def _verdict(rb: RunbookSpec, occurrences: Occurrences,
              requirers: dict[str, list[str]]) -> dict[str, Any] | None:
     """Why `rb` (not a finding) failed, or None when none of its symptoms was seen."""
     uses = {s.id: s for s in rb.symptoms}
-    seen = [sid for sid in uses if occurrences.get(sid)]
+    seen = [sid for sid in uses if occurrences.count(sid)]
     if not any(uses[sid].role != "excluding" for sid in seen):
         return None
-    present = {sid: sorted(hs, key=_sort_key) for sid in seen
-               if (hs := [h for h in occurrences[sid] if all_hold(uses[sid].where, h.captures)])}
+    present = {sid: use for sid in seen if (use := occurrences.use(sid, uses[sid].where)) is not None}
     # Relations pair occurrences (quadratic when they fail); for a runbook that is no
     # finding anyway, its earliest occurrences are enough to say which relation held.
-    sample = {sid: hs[:MAX_RELATION_HITS] for sid, hs in present.items()}
+    sample = {sid: use.earliest.items[:MAX_RELATION_HITS] for sid, use in present.items()}
     problems: list[tuple[str, str]] = []
     for sid, s in uses.items():
         if s.role == "excluding" and s.veto and sid in present:
-            problems.append(("excluded", f"excluded by {sid} ({s.title}, {len(present[sid])}x): "
+            problems.append(("excluded", f"excluded by {sid} ({s.title}, {present[sid].count}x): "
                                          "evidence of another cause"))
     groups: dict[str, list[SymptomUse]] = defaultdict(list)
     for s in rb.symptoms:
@@ -63,7 +62,7 @@ def _verdict(rb: RunbookSpec, occurrences: dict[str, list[Hit]],
         missing.extend(members)
         for m in members:
             if m.id in seen:
-                problems.append(("condition", f"required {m.id} seen {len(occurrences[m.id])}x but never "
+                problems.append(("condition", f"required {m.id} seen {occurrences.count(m.id)}x but never "
                                               f"with {_cond_text(m.where)}"))
         unseen = [m for m in members if m.id not in seen]
         if len(unseen) == len(members):
@@ -92,9 +91,10 @@ def _verdict(rb: RunbookSpec, occurrences: dict[str, list[Hit]],
     }
 
 
-def considered(occurrences: dict[str, list[Hit]], runbooks: list[RunbookSpec],
+def considered(occurrences: Occurrences | dict[str, list[Hit]], runbooks: list[RunbookSpec],
                findings: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(ruled_out, candidates); candidates only when there is no finding."""
+    occurrences = as_occurrences(occurrences, runbooks)
     requirers: dict[str, list[str]] = defaultdict(list)
     for rb in runbooks:
         for s in rb.symptoms:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from analyzers.conditions import all_hold
 from analyzers.model import Hit
+from analyzers.occurrences import Occurrences, Use, as_occurrences
 from analyzers.ranking import rank_findings
 from analyzers.runbook_spec import Knob, Relation, RunbookSpec
 from analyzers.versions import in_range
@@ -100,8 +100,9 @@ def _version_adjustment(rb: RunbookSpec, versions: dict[str, list[str]]) -> tupl
     return delta, notes
 
 
-def diagnose(occurrences: dict[str, list[Hit]], runbooks: list[RunbookSpec],
+def diagnose(occurrences: Occurrences | dict[str, list[Hit]], runbooks: list[RunbookSpec],
              versions: dict[str, list[str]], config: dict[str, str]) -> list[dict[str, Any]]:
+    occurrences = as_occurrences(occurrences, runbooks)
     requirers: dict[str, list[str]] = defaultdict(list)
     for rb in runbooks:
         for s in rb.symptoms:
@@ -116,12 +117,12 @@ def diagnose(occurrences: dict[str, list[Hit]], runbooks: list[RunbookSpec],
     return rank_findings(findings, runbooks)
 
 
-def _diagnose_one(rb: RunbookSpec, occurrences, requirers, versions, config) -> dict[str, Any] | None:
-    present: dict[str, list[Hit]] = {}
+def _diagnose_one(rb: RunbookSpec, occurrences: Occurrences, requirers, versions, config) -> dict[str, Any] | None:
+    present: dict[str, Use] = {}
     for s in rb.symptoms:
-        hits = [h for h in occurrences.get(s.id, []) if all_hold(s.where, h.captures)]
-        if hits:
-            present[s.id] = sorted(hits, key=_sort_key)
+        use = occurrences.use(s.id, s.where)
+        if use is not None:
+            present[s.id] = use
     # Required symptoms: each ungrouped one must be present; of a `group`, one is enough
     # (the same requirement seen through different logs, e.g. a GC log or a pause monitor).
     groups: dict[str, list] = defaultdict(list)
@@ -142,7 +143,7 @@ def _diagnose_one(rb: RunbookSpec, occurrences, requirers, versions, config) -> 
         if s.id not in present:
             continue
         w = s.weight
-        n = len(present[s.id])
+        n = present[s.id].count
         if s.role == "excluding":
             if s.veto:
                 return None
@@ -153,8 +154,9 @@ def _diagnose_one(rb: RunbookSpec, occurrences, requirers, versions, config) -> 
             score += w
             why.append(_reason(w, "symptom", f"{s.id} ({n}x, {s.role})",
                                symptom=s.id, count=n, role=s.role))
+    pairs = {sid: use.relation_hits() for sid, use in present.items()}
     for rel in rb.relations:
-        hit = _relation_holds(rel, present)
+        hit = _relation_holds(rel, pairs)
         if hit is None:
             if rel.role == "required":
                 return None
@@ -169,10 +171,10 @@ def _diagnose_one(rb: RunbookSpec, occurrences, requirers, versions, config) -> 
     why.extend(notes)
     confidence = round(min(0.99, max(0.05, score)), 2)
     evidence = []
-    for sid, hits in present.items():
+    for sid, use in present.items():
         if any(s.id == sid and s.role == "excluding" for s in rb.symptoms):
             continue
-        evidence.extend(hits[:MAX_EVIDENCE_PER_SYMPTOM])
+        evidence.extend(use.earliest.items[:MAX_EVIDENCE_PER_SYMPTOM])
     evidence.sort(key=_sort_key)
     return {
         "runbook": rb.slug,
@@ -192,12 +194,12 @@ def _diagnose_one(rb: RunbookSpec, occurrences, requirers, versions, config) -> 
     }
 
 
-def _chain(rb: RunbookSpec, present: dict[str, list[Hit]]) -> list[dict[str, Any]]:
+def _chain(rb: RunbookSpec, present: dict[str, Use]) -> list[dict[str, Any]]:
     out = []
     for sid in rb.chain:
         if sid in present:
-            item = evidence_item(present[sid][0])
-            item["count"] = len(present[sid])
+            item = evidence_item(present[sid].earliest.items[0])
+            item["count"] = present[sid].count
             out.append(item)
     return out
 
@@ -210,21 +212,21 @@ def _knob(k: Knob, config: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def symptom_summary(occurrences: dict[str, list[Hit]], runbooks: list[RunbookSpec],
+def symptom_summary(occurrences: Occurrences | dict[str, list[Hit]], runbooks: list[RunbookSpec],
                     titles: dict[str, str]) -> list[dict[str, Any]]:
     users = symptom_users(runbooks)
+    occurrences = as_occurrences(occurrences, runbooks)
     out = []
-    for sid, hits in occurrences.items():
-        stamps = sorted(h.timestamp for h in hits if h.timestamp)
+    for sid, symptom in occurrences.items():
         out.append({
             "id": sid,
             "title": titles.get(sid, sid),
-            "count": len(hits),
-            "first_seen": stamps[0] if stamps else None,
-            "last_seen": stamps[-1] if stamps else None,
-            "hosts": sorted({h.host for h in hits if h.host}),
+            "count": symptom.count,
+            "first_seen": symptom.first_seen,
+            "last_seen": symptom.last_seen,
+            "hosts": sorted(symptom.hosts),
             "candidate_runbooks": sorted(users.get(sid, [])),
-            "example": evidence_item(min(hits, key=_sort_key)),
+            "example": evidence_item(symptom.earliest.items[0]),
         })
     out.sort(key=lambda s: (s["first_seen"] or "9999", s["id"]))
     return out

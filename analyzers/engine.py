@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
 import time
@@ -21,14 +22,16 @@ from analyzers.considered import considered
 from analyzers.diagnose import diagnose, evidence_item, symptom_summary
 from analyzers.facts import effective_config, extract_facts
 from analyzers.clock_skew import bundle_skew
+from analyzers.heap import fix_mmap_threshold
 from analyzers.leads import Baseline, collect, explained_keys, line_key, rank
 from analyzers.model import BundleFile, Hit, Limits, Progress, StagedBundle
+from analyzers.occurrences import MAX_IN_ORDER, Occurrences
 from analyzers.result import Result
 from analyzers.runbook_spec import RunbookSpec, as_specs
-from analyzers.scan import RANGE_BYTES, RangeResult, plan_ranges, scan_range
+from analyzers.scan import RANGE_BYTES, RangeResult, packed_result, plan_ranges, scan_range
 from analyzers.signatures import Signature, matcher_for, signatures_from_runbooks
 from analyzers.staging import stage_logs
-from analyzers.unmatched import unmatched_templates
+from analyzers.unmatched import MAX_LINES as MAX_UNMATCHED_LINES, unmatched_templates
 
 MAX_TIMELINE = 500
 
@@ -48,9 +51,11 @@ RangeRunner = Callable[[list[ByteRange], list[Signature], int], list[RangeResult
 
 
 def run_ranges_local(ranges: list[ByteRange], signatures: list[Signature], max_line: int) -> list[RangeResult]:
+    fix_mmap_threshold()   # RSS then does not grow with the blocks read (analyzers/heap.py)
     matcher = matcher_for(signatures)
-    return [scan_range(r.path, r.disk_path, r.start, r.end, matcher, max_line, timestamps.is_record_start)
-            for r in ranges]
+    # Hits packed as each range is scanned: the process holds the hits of all ranges until assembly.
+    return [packed_result(scan_range(r.path, r.disk_path, r.start, r.end, matcher, max_line,
+                                     timestamps.is_record_start)) for r in ranges]
 
 
 def plan_byte_ranges(files: Iterable[BundleFile], range_bytes: int = RANGE_BYTES) -> list[ByteRange]:
@@ -143,8 +148,9 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[Ru
         by_file[r.path].append(r)
     default_year = _bundle_year(by_file)
 
-    occurrences: dict[str, list[Hit]] = defaultdict(list)
+    occurrences = Occurrences(runbooks)   # bounded summaries, not every hit (analyzers/occurrences.py)
     error_lines: list[tuple[str, int, str]] = []
+    error_lines_unkept = 0   # past unmatched.MAX_LINES: counted, not kept (it groups no more)
     versions: dict[str, list[str]] = defaultdict(list)
     version_evidence: list[dict[str, Any]] = []
     notes = list(staged.notes)
@@ -153,21 +159,28 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[Ru
     for path in sorted(by_file):
         f = files[path]
         offset = 0
+        ranges = sorted(by_file[path], key=lambda r: r.start)
+        starts = itertools.accumulate((r.lines for r in ranges), initial=0)
+        # The sampled error lines a hit takes out of the unmatched list (not every hit's line).
+        erring = {start + ln for start, r in zip(starts, ranges) for ln, _ in r.errors}
         matched_lines: set[int] = set()
-        for r in sorted(by_file[path], key=lambda r: r.start):
-            for h in r.hits:
+        file_errors: list[tuple[str, int, str]] = []
+        for r in ranges:
+            for h in r.all_hits():
                 line = offset + h.line_in_range
                 header = timestamps.parse_header(h.header, default_year) if h.header else None
-                occurrences[h.key].append(Hit(
+                occurrences.add(Hit(
                     symptom=h.key, path=path, line=line, text=h.text,
                     captures=typed(h.captures, types.get(h.key, {})),
                     timestamp=header.timestamp if header else None,
                     level=header.level if header else None,
                     host=f.host or (header.host if header else None), component=f.component,
                 ))
-                matched_lines.add(line)
-            for ln, text in r.errors:
-                error_lines.append((path, offset + ln, text))
+                if line in erring:
+                    matched_lines.add(line)
+            r.hits, r.packed = [], []   # summarised: the driver need not hold every hit of a big bundle
+            file_errors.extend((path, offset + ln, text) for ln, text in r.errors)
+            r.errors = []   # kept in file_errors, or dropped past MAX_UNMATCHED_LINES
             for comp, ver, ln, text in r.versions:
                 if ver not in versions[comp]:
                     versions[comp].append(ver)
@@ -180,16 +193,18 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[Ru
             bytes_total += r.bytes
             error_total += r.error_count
             errors_sampled = errors_sampled or r.errors_sampled
-        error_lines = [e for e in error_lines if not (e[0] == path and e[1] in matched_lines)]
-    if baseline is not None:
-        error_lines = [e for e in error_lines if line_key(e[2]) not in baseline.templates]
+        file_errors = [e for e in file_errors if e[1] not in matched_lines
+                       and (baseline is None or line_key(e[2]) not in baseline.templates)]
+        room = max(0, MAX_UNMATCHED_LINES - len(error_lines))
+        error_lines.extend(file_errors[:room])
+        error_lines_unkept += max(0, len(file_errors) - room)
 
     facts = [fact for f in staged.files for fact in extract_facts(f, notes)]
     config = effective_config(facts)
     for sid, fact_name in fact_symptoms.items():
         for fact in facts:
             if fact.name == fact_name:
-                occurrences[sid].append(Hit(
+                occurrences.add(Hit(
                     symptom=sid, path=fact.path, line=fact.line, text=fact.text,
                     captures=typed(dict(fact.captures), types.get(sid, {})), timestamp=fact.timestamp,
                     level=None, host=fact.host or files[fact.path].host if fact.path in files else fact.host,
@@ -198,14 +213,12 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[Ru
 
     findings = diagnose(occurrences, runbooks, versions, config)
     ruled_out, candidates = considered(occurrences, runbooks, findings)
-    all_hits = sorted((h for hs in occurrences.values() for h in hs),
-                      key=lambda h: (h.timestamp or "9999", h.path, h.line))
     supports = defaultdict(list)
     for f in findings:
         for ev in f["evidence"]:
             supports[(ev["path"], ev["line"])].append(f["runbook"])
     timeline = []
-    for h in all_hits[:MAX_TIMELINE]:
+    for h in occurrences.earliest(MAX_TIMELINE):
         item = evidence_item(h)
         item["component"] = h.component
         item["runbooks"] = sorted(set(supports.get((h.path, h.line), [])))
@@ -221,7 +234,7 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[Ru
         "ruled_out": ruled_out,
         "candidates": candidates,
         "symptoms": symptom_summary(occurrences, runbooks, titles),
-        "unmatched": unmatched_templates(error_lines),
+        "unmatched": unmatched_templates(error_lines, more=error_lines_unkept),
         "leads": leads,
         "timeline": timeline,
         "versions": version_evidence,
@@ -241,7 +254,7 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[Ru
     return result
 
 
-MAX_EXPLAINED_PER_SYMPTOM = 2000   # hits of a finding's symptom whose lines and templates leads skip
+MAX_EXPLAINED_PER_SYMPTOM = MAX_IN_ORDER   # hits of a finding's symptom whose lines and templates leads skip
 
 
 def _explained_hits(findings, occurrences) -> tuple[dict[str, set[int]], set[str]]:
@@ -249,7 +262,8 @@ def _explained_hits(findings, occurrences) -> tuple[dict[str, set[int]], set[str
     lines: dict[str, set[int]] = defaultdict(set)
     texts: set[str] = set()
     for sid in {ev["symptom"] for f in findings for ev in f["evidence"]}:
-        for h in occurrences.get(sid, [])[:MAX_EXPLAINED_PER_SYMPTOM]:
+        symptom = occurrences.get(sid)
+        for h in symptom.in_order[:MAX_EXPLAINED_PER_SYMPTOM] if symptom else []:
             lines[h.path].add(h.line)
             texts.add(h.text)
     return lines, texts
@@ -273,7 +287,7 @@ def _bundle_year(by_file: dict[str, list[RangeResult]]) -> int | None:
     years: Counter[int] = Counter()
     for rs in by_file.values():
         for r in rs:
-            for h in r.hits[:50]:
+            for h in itertools.islice(r.all_hits(), 50):
                 if h.header:
                     hdr = timestamps.parse_header(h.header, 0)  # 0: year-less lines come back as 0000 and are skipped
                     if hdr and hdr.timestamp and hdr.timestamp[:4].isdigit() and hdr.timestamp[:4] != "0000":

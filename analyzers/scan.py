@@ -15,8 +15,10 @@ bytes skimmed by Hyperscan.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+import pickle
+import zlib
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Iterator
 
 from analyzers.lead_scan import MAX_LEAD_LINES, LeadCollector, LeadRecord
 from analyzers.signatures import ERROR_KEY, LEAD_KEY, VERSION_KEY_PREFIX, Matcher
@@ -40,7 +42,7 @@ class RawHit:
     header: str | None       # the record's first line (may be the line itself)
 
 
-@dataclass
+@dataclass(eq=False)
 class RangeResult:
     path: str
     start: int
@@ -56,6 +58,56 @@ class RangeResult:
     lead_lines: int = 0              # candidate records looked at
     leads_sampled: bool = False      # MAX_LEAD_LINES or MAX_LEAD_KEYS reached: later candidates were not kept
     stops: list[int] = field(default_factory=list)  # first lines of records saying the process stops
+    # More hits after `hits`, as (pack_hits bytes or a list, lines to add): a Spark task's hits stay
+    # packed on the driver until assembly reads them, one range at a time (memory: analyzers/occurrences.py).
+    packed: list[tuple[bytes | list[RawHit], int]] = field(default_factory=list)
+
+    def all_hits(self) -> Iterator[RawHit]:
+        yield from self.hits
+        for payload, offset in self.packed:
+            hits = unpack_hits(payload) if isinstance(payload, bytes) else payload
+            for h in hits:
+                yield replace(h, line_in_range=h.line_in_range + offset) if offset else h
+
+    def __eq__(self, other: object) -> bool:
+        """The same scan, however its hits are held (a list or packed)."""
+        if not isinstance(other, RangeResult):
+            return NotImplemented
+        return (all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self)
+                    if f.name not in ("hits", "packed"))
+                and list(self.all_hits()) == list(other.all_hits()))
+
+
+# A range with this many hits or more keeps them packed until assembly reads them (the
+# local engine and a Spark task's result alike); fewer are not worth a zlib block of their own.
+PACK_MIN_HITS = 256
+
+
+def packed_result(result: RangeResult) -> RangeResult:
+    """`result` with its hits packed, when there are PACK_MIN_HITS or more."""
+    if len(result.hits) >= PACK_MIN_HITS:
+        result.packed, result.hits = [(pack_hits(result.hits), 0), *result.packed], []
+    return result
+
+
+def hit_rows(hits: list[RawHit]) -> list[tuple]:
+    """Hits as plain tuples, each record's header string shared by the hits under it (pickle
+    writes a shared object once): with zlib level 1 about a ninth of the pickled dataclasses."""
+    headers: dict[str, str] = {}
+    return [(h.key, h.line_in_range, h.text, h.captures or None,
+             None if h.header is None else headers.setdefault(h.header, h.header)) for h in hits]
+
+
+def rows_to_hits(rows: list[tuple]) -> list[RawHit]:
+    return [RawHit(key, line, text, captures or {}, header) for key, line, text, captures, header in rows]
+
+
+def pack_hits(hits: list[RawHit]) -> bytes:
+    return zlib.compress(pickle.dumps(hit_rows(hits), protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def unpack_hits(blob: bytes) -> list[RawHit]:
+    return rows_to_hits(pickle.loads(zlib.decompress(blob)))
 
 
 def plan_ranges(size: int, target: int) -> list[tuple[int, int]]:

@@ -43,8 +43,9 @@ def _miner() -> TemplateMiner:
     return TemplateMiner(config=cfg)
 
 
-def unmatched_templates(lines: list[tuple[str, int, str]]) -> list[dict]:
-    """lines: (path, line number, text) -> [{template, count, example: {path, line, text}}]."""
+def unmatched_templates(lines: list[tuple[str, int, str]], more: int = 0) -> list[dict]:
+    """lines: (path, line number, text) -> [{template, count, example: {path, line, text}}];
+    `more`: lines after these the caller counted but did not keep (past MAX_LINES)."""
     if not lines:
         return []
     miner = _miner()
@@ -58,7 +59,7 @@ def unmatched_templates(lines: list[tuple[str, int, str]]) -> list[dict]:
         path, lineno, text = examples[c.cluster_id]
         out.append({"template": c.get_template(), "count": c.size,
                     "example": {"path": path, "line": lineno, "text": text}})
-    if len(lines) > MAX_LINES:
-        out.append({"template": f"... {len(lines) - MAX_LINES} more lines not grouped", "count": len(lines) - MAX_LINES,
-                    "example": None})
+    rest = max(0, len(lines) - MAX_LINES) + more
+    if rest:
+        out.append({"template": f"... {rest} more lines not grouped", "count": rest, "example": None})
     return out

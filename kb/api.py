@@ -1,6 +1,7 @@
 """The token HTTP API (docs/contract.md §3), mounted at /api/v1/ by kb/urls_pipeline.py.
 
     POST /api/v1/analyses          multipart file=<bundle>[, incident=<id> | team=<slug>] -> 202 {"id", "url"}
+    POST /api/v1/analyses/uri      uri=<file://, hdfs://, s3a://>[, incident=<id> | team=<slug>] (team admins) -> 202
     GET  /api/v1/analyses/{id}     -> {"id", "status", "progress", "error", "result"}
     GET  /api/v1/openapi.json      the OpenAPI document (public)
 
@@ -24,6 +25,7 @@ from analyzers.result import Result
 from kb.access import get_visible_or_404
 from kb.models import Analysis, Incident, Team
 from kb.services.analyses import analysis_upload
+from kb.services.bundle_uris import UriRefused, analysis_from_uri
 from kb.services.bundles import NoTeam, bundle_default_team
 from kb.services.storage import QuotaExceeded
 from kb.services.tokens import token_authenticate
@@ -153,17 +155,9 @@ def analysis_create(request: HttpRequest, file: File[UploadedFile] = None, incid
         return Status(400, {"detail": "send the bundle as the multipart form field `file`"})
     user = request.auth
     # Reads before the transaction, writes inside it (see bundle_store on SQLite locks).
-    if incident is not None:
-        target, team = get_visible_or_404(Incident.objects, user, id=incident), None
-    elif team is not None:   # the same answer for a team that does not exist: no existence leak
-        target, team = None, Team.objects.filter(slug=team, memberships__user=user).first()
-        if team is None:
-            return Status(403, {"detail": "you are not a member of that team"})
-    else:
-        try:
-            target, team = None, bundle_default_team(user=user)
-        except NoTeam:
-            return Status(403, {"detail": "you belong to no team: ask an admin to add you to one"})
+    target, team, refused = _where_to_open(user, incident, team)
+    if refused:
+        return refused
     uploaded = upload_as_one(files=request.FILES.getlist("file") or [file], paths=request.POST.getlist("path"))
     try:
         analysis = analysis_upload(user=user, uploaded_file=uploaded, incident=target, team=team)
@@ -171,6 +165,42 @@ def analysis_create(request: HttpRequest, file: File[UploadedFile] = None, incid
         headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else {}
         return JsonResponse({"detail": str(exc)}, status=exc.status, headers=headers)
     return Status(202, {"id": analysis.id, "url": analysis_url(analysis.id)})
+
+
+@api.post("/analyses/uri", response={202: AnalysisCreated, 400: Message, 403: Message, 404: Message, 429: Message},
+          summary="Start the analysis of a bundle where it already is (team admins)")
+def analysis_create_from_uri(request: HttpRequest, uri: Form[str], incident: Form[int] = None,
+                             team: Form[str] = None):
+    """`uri`: file:///path, hdfs://namenode/path or s3a://bucket/path, under the roots the
+    server allows (KB_BUNDLE_URI_ROOTS); read where it is, never uploaded. Only an admin of
+    the team may name one. `incident`, `team`: as for an upload."""
+    user = request.auth
+    target, team, refused = _where_to_open(user, incident, team)
+    if refused:
+        return refused
+    try:
+        analysis = analysis_from_uri(user=user, uri=uri, incident=target, team=team)
+    except (UriRefused, QuotaExceeded) as exc:   # nothing stored
+        headers = {"Retry-After": str(exc.retry_after)} if getattr(exc, "retry_after", None) else {}
+        return JsonResponse({"detail": str(exc)}, status=exc.status, headers=headers)
+    return Status(202, {"id": analysis.id, "url": analysis_url(analysis.id)})
+
+
+def _where_to_open(user, incident: int | None, team_slug: str | None):
+    """(incident, team, refusal) for a new analysis: the visible incident named, else a new
+    incident in the named team (403 unless a member; the same answer for a team that does not
+    exist, so no existence leak), else in the user's first team."""
+    if incident is not None:
+        return get_visible_or_404(Incident.objects, user, id=incident), None, None
+    if team_slug is not None:
+        team = Team.objects.filter(slug=team_slug, memberships__user=user).first()
+        if team is None:
+            return None, None, Status(403, {"detail": "you are not a member of that team"})
+        return None, team, None
+    try:
+        return None, bundle_default_team(user=user), None
+    except NoTeam:
+        return None, None, Status(403, {"detail": "you belong to no team: ask an admin to add you to one"})
 
 
 @api.get("/analyses/{analysis_id}", response={200: AnalysisOut, 404: Message},

@@ -213,6 +213,10 @@ DATA_UPLOAD_MAX_NUMBER_FILES = UPLOAD_MAX_FILES
 # system's temp dir) and is cut short past UPLOAD_MAX_BYTES / UPLOAD_MAX_FILES (413).
 FILE_UPLOAD_HANDLERS = ["kb.uploads.BundleUploadHandler"]
 FILE_UPLOAD_TEMP_DIR = envstr("KB_UPLOAD_TEMP_DIR", "") or None
+# Where a team admin may name a bundle by URI instead of uploading it (kb.services.bundle_uris),
+# comma-separated: directories (/data/logs or file:///data/logs) and hdfs:// or s3a:// prefixes
+# (hdfs://nn:8020/logs/). Empty: the URI field is off. kb's own storage is refused whatever is listed.
+KB_BUNDLE_URI_ROOTS = [r.strip() for r in envstr("KB_BUNDLE_URI_ROOTS", "").split(",") if r.strip()]
 
 # Celery: the Analysis row is the source of truth; the broker only carries ids.
 REDIS_URL = envstr("REDIS_URL", "redis://127.0.0.1:6379/0")

@@ -215,8 +215,11 @@ def worker_matcher(digest: str, shipped):
 def scan_partition(digest: str, shipped, max_line: int, done, record_start,
                    partitions: Iterator[list[Piece]]) -> Iterator[tuple[int, int, bytes]]:
     """Runs on an executor, in a (reused) Python worker."""
+    from analyzers.heap import fix_mmap_threshold
+
     if record_start is None:
         from analyzers.timestamps import is_record_start as record_start
+    fix_mmap_threshold()   # the worker's RSS then does not grow with the blocks it has read
     matcher = worker_matcher(digest, shipped)
     for part in partitions:
         for task_idx, piece_idx, path, disk_path, start, end in part:
@@ -257,7 +260,10 @@ def merge_pieces(path: str, start: int, parts: Sequence[RangeResult]) -> RangeRe
     whole = RangeResult(path=path, start=start)
     offset = 0
     for r in parts:
-        whole.hits.extend(replace(h, line_in_range=h.line_in_range + offset) for h in r.hits)
+        # Hits as they are (packed ones stay packed), with the lines of the pieces before.
+        if r.hits:
+            whole.packed.append((r.hits, offset))
+        whole.packed.extend((payload, off + offset) for payload, off in r.packed)
         room = MAX_ERROR_LINES - len(whole.errors)
         whole.errors.extend((ln + offset, text) for ln, text in r.errors[:max(0, room)])
         whole.errors_sampled = whole.errors_sampled or r.errors_sampled or len(r.errors) > room

@@ -1,5 +1,9 @@
 """A RangeResult as the bytes a Spark task sends back to the driver, and back.
 
+The hits stay packed (analyzers/scan.py pack_hits) in the decoded RangeResult:
+the driver unpacks one range's at a time while it assembles, so it never holds
+every hit of a big bundle (analyzers/occurrences.py).
+
 Measured on the bench's 1 GB bundle (95,000 hits, 33,000 sampled error lines):
 the results pickled as dataclasses are 35 MB; the driver took 0.6 CPU-s to
 unpickle them (one object reconstruction per hit) and the JVM carried all 35
@@ -16,23 +20,30 @@ import zlib
 from dataclasses import astuple, fields
 
 from analyzers.lead_scan import LeadRecord
-from analyzers.scan import RangeResult, RawHit
+from analyzers.scan import PACK_MIN_HITS, RangeResult, hit_rows, pack_hits, rows_to_hits
 
 
 def encode(result: RangeResult) -> bytes:
-    headers: dict[str, str] = {}
-    hits = [(h.key, h.line_in_range, h.text, h.captures or None,
-             None if h.header is None else headers.setdefault(h.header, h.header))
-            for h in result.hits]
     # Every other field as it is (bounded samples: errors, lead records, stops...), by name,
     # so a field added to RangeResult travels without a change here.
-    rest = {f.name: getattr(result, f.name) for f in fields(RangeResult) if f.name not in ("hits", "leads")}
+    rest = {f.name: getattr(result, f.name) for f in fields(RangeResult) if f.name not in ("hits", "leads", "packed")}
     leads = {key: astuple(record) for key, record in result.leads.items()}   # tuples: no class per record
-    return zlib.compress(pickle.dumps((hits, leads, rest), protocol=pickle.HIGHEST_PROTOCOL), 1)
+    # Fewer than PACK_MIN_HITS travel inside the one compressed body and are unpacked at once
+    # (a small result compresses better whole); more are packed apart and stay packed.
+    hits = list(result.all_hits())
+    packed = pack_hits(hits) if len(hits) >= PACK_MIN_HITS else b""
+    rows = [] if packed else hit_rows(hits)
+    body = zlib.compress(pickle.dumps((rows, leads, rest), protocol=pickle.HIGHEST_PROTOCOL), 1)
+    # One byte says whether packed hits (their length, then them) come before the body.
+    return b"\1" + len(packed).to_bytes(4, "big") + packed + body if packed else b"\0" + body
 
 
 def decode(blob: bytes) -> RangeResult:
-    hits, leads, rest = pickle.loads(zlib.decompress(blob))
-    return RangeResult(hits=[RawHit(key, line, text, captures or {}, header)
-                             for key, line, text, captures, header in hits],
+    """The RangeResult; many hits stay packed (RangeResult.all_hits unpacks them when read)."""
+    packed, body = b"", blob[1:]
+    if blob[:1] == b"\1":
+        n = int.from_bytes(blob[1:5], "big")
+        packed, body = blob[5:5 + n], blob[5 + n:]
+    rows, leads, rest = pickle.loads(zlib.decompress(body))
+    return RangeResult(hits=rows_to_hits(rows), packed=[(packed, 0)] if packed else [],
                        leads={key: LeadRecord(*values) for key, values in leads.items()}, **rest)

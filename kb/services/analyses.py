@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import shutil
 import time
 from datetime import timedelta
@@ -33,7 +32,8 @@ from analyzers.staging import stage_logs
 from kb.models import Analysis, Bundle, Finding, Incident, Team
 from kb.selectors.catalog import catalog_metas
 from kb.services.baseline_templates import analysis_baseline
-from kb.services.bundles import bundle_incident_for_upload, bundle_limits, bundle_store, safe_label
+from kb.services.bundle_uris import bundle_source, needs_spark
+from kb.services.bundles import bundle_incident_for_upload, bundle_limits, bundle_store
 from kb.services.context_store import context_dir, context_store_write
 from kb.services.incidents import incident_severity_follow
 from kb.services.staged import staged_dir
@@ -162,7 +162,7 @@ def analysis_run(*, analysis_id: int, owner: str) -> bool:
         analysis_fail(analysis_id=analysis_id, owner=owner,
                       error="no runbooks are loaded (run `python manage.py sync_runbooks`)")
         return True
-    engine = settings.KB_ENGINE
+    engine = "spark" if needs_spark(analysis.bundle) else settings.KB_ENGINE
     progress = _Progress(analysis_id, owner)
     workdir = staged_dir(analysis.bundle, analysis_id)
     try:
@@ -203,8 +203,8 @@ def _analyze(analysis: Analysis, runbooks, runner: Runner, progress: _Progress, 
     from analyzers.engine import analyze_staged
 
     shutil.rmtree(workdir, ignore_errors=True)       # a redelivery starts clean
-    source = _input_link(Path(analysis.bundle.stored_path), workdir / "input",
-                         safe_label(analysis.bundle.original_name))
+    spark = getattr(runner.run, "spark", None)   # hdfs://, s3a:// bundles are fetched through it
+    source = bundle_source(analysis.bundle, workdir, spark)
     limits = bundle_limits()
     t0 = time.monotonic()
     progress.stage("unpacking")
@@ -216,18 +216,6 @@ def _analyze(analysis: Analysis, runbooks, runner: Runner, progress: _Progress, 
                             progress=progress, baseline=baseline)
     stored = context_store_write(bundle=analysis.bundle, analysis_id=analysis.id, files=staged.files)
     return result, stored
-
-
-def _input_link(stored: Path, directory: Path, label: str) -> Path:
-    """The upload under a safe version of its original name, so the engine reads
-    host/component hints and names the file in messages (a hard link: no copy)."""
-    directory.mkdir(parents=True)
-    target = directory / label
-    try:
-        os.link(stored, target)
-    except OSError:
-        shutil.copyfile(stored, target)
-    return target
 
 
 def _store(analysis_id: int, owner: str, result: dict[str, Any], engine: str, digest: str,

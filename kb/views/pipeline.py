@@ -1,6 +1,7 @@
 """Web side of the pipeline: upload a bundle to an incident, watch its analysis.
 
     GET/POST /incidents/<id>/upload/        the form; a POST stores the bundle and queues an analysis
+    POST     /incidents/<id>/upload/uri/    a team admin names a bundle by URI instead (kb.services.bundle_uris)
     GET      /analyses/<id>/progress/       the progress partial htmx polls every second until done
     POST     /analyses/<id>/reanalyze/      a fresh analysis of the same bundle (after runbooks changed)
 
@@ -19,10 +20,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from analyzers.model import BundleError
-from kb.access import get_visible_or_404, visible
+from kb.access import get_visible_or_404, team_is_admin, visible
 from kb.forms import BundleUploadForm
 from kb.models import Analysis, Incident
 from kb.services import analyses
+from kb.services.bundle_uris import UriRefused, analysis_from_uri, uris_enabled
 from kb.services.storage import QuotaExceeded
 from kb.services.upload_files import upload_as_one
 from kb.uploads import human_bytes, upload_refusal
@@ -59,6 +61,11 @@ def incident_upload(request: HttpRequest, incident_id: int) -> HttpResponse:
         error = refusal or "; ".join(e for errors in form.errors.values() for e in errors)
         if _is_xhr(request):
             return JsonResponse({"error": error}, status=status)
+    return _upload_page(request, incident, form, error, status)
+
+
+def _upload_page(request: HttpRequest, incident: Incident, form: BundleUploadForm, error: str, status: int,
+                 uri_error: str = "") -> HttpResponse:
     analysis = None
     if request.GET.get("analysis", "").isdigit():
         analysis = (visible(Analysis.objects.select_related("bundle"), request.user)
@@ -70,10 +77,24 @@ def incident_upload(request: HttpRequest, incident_id: int) -> HttpResponse:
         "error": error,
         "max_bytes": settings.UPLOAD_MAX_BYTES,
         "max_human": human_bytes(settings.UPLOAD_MAX_BYTES),
+        # The URI field only for the team's admins, and only where KB_BUNDLE_URI_ROOTS lists roots.
+        "uri_form": uris_enabled() and team_is_admin(request.user, incident.team),
+        "uri_error": uri_error,
+        "uri": request.POST.get("uri", "") if uri_error else "",
     }
     if analysis is not None:
         ctx.update(progress_context(analysis))
     return render(request, "kb/upload.html", ctx, status=status)
+
+
+@require_POST
+def incident_upload_uri(request: HttpRequest, incident_id: int) -> HttpResponse:
+    incident = get_visible_or_404(Incident.objects.select_related("team"), request.user, id=incident_id)
+    try:
+        analysis = analysis_from_uri(user=request.user, incident=incident, uri=request.POST.get("uri", ""))
+    except (UriRefused, QuotaExceeded) as exc:   # said on the upload page; nothing was stored
+        return _upload_page(request, incident, BundleUploadForm(), "", exc.status, uri_error=str(exc))
+    return redirect(_progress_page(incident, analysis))
 
 
 def progress_context(analysis: Analysis) -> dict:

@@ -35,3 +35,32 @@ def test_merge_takes_encoded_pieces():
     signatures = signatures_from_runbooks(runbook_metas())
     whole = run_ranges_local([ByteRange("a.log", str(log), 0, log.stat().st_size)], signatures, 1 << 20)[0]
     assert merge([ByteRange("a.log", str(log), 0, log.stat().st_size)], [(0, 0, wire.encode(whole))]) == [whole]
+
+
+def test_many_hits_stay_packed_until_read_and_merge_in_order(tmp_path):
+    """A range with more than PACK_MIN_HITS hits (a seed log's real lines, repeated) decodes
+    with its hits packed; the pieces of a range, encoded, merge to one scan of it."""
+    from analyzers.engine import ByteRange
+    from analyzers.scan import PACK_MIN_HITS
+    from analyzers.spark.runner import merge, split
+
+    source = SEED_BUNDLES / "000-flink-hdfs-openforwrite-after-soft-lockup"
+    log = next(p for p in sorted(source.rglob("*.log")) if p.stat().st_size > 2000)
+    big = tmp_path / "big.log"
+    big.write_bytes(log.read_bytes() * 400)
+    signatures = signatures_from_runbooks(runbook_metas())
+    task = ByteRange("big.log", str(big), 0, big.stat().st_size)
+    (whole,) = run_ranges_local([task], signatures, 1 << 20)
+    hits = list(whole.all_hits())
+    assert len(hits) > 4 * PACK_MIN_HITS and whole.hits == [] and whole.packed   # the local engine packs too
+
+    decoded = wire.decode(wire.encode(whole))
+    assert decoded.hits == [] and len(decoded.packed) == 1
+    assert decoded == whole and list(decoded.all_hits()) == hits
+
+    pieces = split([task], task.end // 3 + 1)
+    scanned = [(i, k, wire.encode(run_ranges_local([ByteRange(p, d, s, e)], signatures, 1 << 20)[0]))
+               for i, k, p, d, s, e in pieces]
+    (merged,) = merge([task], scanned)
+    # (the error and lead samples merge as merge_pieces says; the hits exactly)
+    assert len(merged.packed) == 3 and list(merged.all_hits()) == hits and merged.lines == whole.lines

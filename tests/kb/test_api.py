@@ -174,14 +174,14 @@ def test_a_user_without_a_team_cannot_upload(client, carol, settings, tmp_path):
     assert response.status_code == 403
 
 
-def test_the_openapi_document_lists_both_endpoints(client):
+def test_the_openapi_document_lists_the_endpoints(client):
     response = client.get("/api/v1/openapi.json")
 
     assert response.status_code == 200
     doc = response.json()
     assert doc["openapi"].startswith("3.")
-    assert set(doc["paths"]) == {"/api/v1/analyses", "/api/v1/analyses/{analysis_id}"}
-    assert "post" in doc["paths"]["/api/v1/analyses"]
+    assert set(doc["paths"]) == {"/api/v1/analyses", "/api/v1/analyses/uri", "/api/v1/analyses/{analysis_id}"}
+    assert "post" in doc["paths"]["/api/v1/analyses"] and "post" in doc["paths"]["/api/v1/analyses/uri"]
     assert "get" in doc["paths"]["/api/v1/analyses/{analysis_id}"]
     body = doc["paths"]["/api/v1/analyses"]["post"]["requestBody"]["content"]["multipart/form-data"]
     assert set(body["schema"]["properties"]) == {"file", "incident", "team"} and body["schema"]["required"] == ["file"]

@@ -140,6 +140,7 @@ def _id_urls(world, missing: bool = False) -> dict[str, tuple[str, dict]]:
         "incident_update": (f"/incidents/{inc}/update/", {"status": "resolved", "severity": "low", "owner": ""}),
         "incident_quick_status": (f"/incidents/{inc}/status/", {"status": "resolved"}),
         "incident_upload": (f"/incidents/{inc}/upload/", {}),   # the file is added below
+        "incident_upload_uri": (f"/incidents/{inc}/upload/uri/", {"uri": "file:///etc/hostname"}),
         "incident_annotations": (f"/incidents/{inc}/annotations/", {"body": "mallory was here"}),
         "incident_activity": (f"/incidents/{inc}/activity/", {}),
         "incident_follow": (f"/incidents/{inc}/follow/", {"follow": "1"}),
@@ -223,6 +224,21 @@ def test_s2_the_api_refuses_an_upload_into_another_teams_incident(world, setting
     f = io.BytesIO(b"x\n")
     f.name = "x.log"
     response = Client().post("/api/v1/analyses", {"file": f, "incident": str(world.incident.pk)},
+                             HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 404
+    assert Bundle.objects.filter(uploaded_by=world.mallory).count() == 0
+
+
+def test_s2_the_api_refuses_a_uri_into_another_teams_incident(world, settings, tmp_path):
+    """mallory is an admin, of her own team: another team's incident is 404 before the URI is looked at."""
+    from kb.models import Bundle
+    from kb.services.tokens import token_create
+
+    settings.KB_BUNDLE_URI_ROOTS = [str(tmp_path)]
+    (tmp_path / "x.log").write_text("x\n")
+    token = token_create(user=world.mallory)[1]
+    response = Client().post("/api/v1/analyses/uri", {"uri": (tmp_path / "x.log").as_uri(),
+                                                      "incident": str(world.incident.pk)},
                              HTTP_AUTHORIZATION=f"Bearer {token}")
     assert response.status_code == 404
     assert Bundle.objects.filter(uploaded_by=world.mallory).count() == 0
