@@ -34,6 +34,7 @@ from analyzers.staging import stage_logs
 from analyzers.unmatched import MAX_LINES as MAX_UNMATCHED_LINES, unmatched_templates
 
 MAX_TIMELINE = 500
+SKEW_HITS_PER_HOST = 2000   # a host's first matched lines, enough ids for clock_skew (its own cap)
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,7 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[Ru
     notes = list(staged.notes)
     lines_total = bytes_total = error_total = 0
     errors_sampled = False
+    skew_seen: dict[str | None, list] = defaultdict(list)
     for path in sorted(by_file):
         f = files[path]
         offset = 0
@@ -169,13 +171,15 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[Ru
             for h in r.all_hits():
                 line = offset + h.line_in_range
                 header = timestamps.parse_header(h.header, default_year) if h.header else None
-                occurrences.add(Hit(
+                occurrences.add(hit := Hit(
                     symptom=h.key, path=path, line=line, text=h.text,
                     captures=typed(h.captures, types.get(h.key, {})),
                     timestamp=header.timestamp if header else None,
                     level=header.level if header else None,
                     host=f.host or (header.host if header else None), component=f.component,
                 ))
+                if len(skew_seen[hit.host]) < SKEW_HITS_PER_HOST:   # clock evidence, bounded like the rest
+                    skew_seen[hit.host].append((hit.host, hit.timestamp, hit.text))
                 if line in erring:
                     matched_lines.add(line)
             r.hits, r.packed = [], []   # summarised: the driver need not hold every hit of a big bundle
@@ -227,7 +231,7 @@ def assemble(staged: StagedBundle, results: list[RangeResult], runbooks: list[Ru
     lead_records = collect(by_file, files, default_year)
     explained = _explained_hits(findings, occurrences)
     skew = bundle_skew(lead_records, error_lines, lambda p: files[p].host if p in files else None, default_year,
-                       ((h.host, h.timestamp, h.text) for h in all_hits))
+                       itertools.chain.from_iterable(skew_seen.values()))
     leads, dropped = rank(lead_records, explained_keys(lead_records, *explained), baseline, skew)
     result: Result = {
         "findings": findings,
