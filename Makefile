@@ -10,6 +10,12 @@ STAMP := $(VENV)/.installed
 # The fast tier: everything that needs no SparkSession, Celery worker, browser or
 # long fault run, and no test marked slow (pytest.ini): the minutes while you work.
 FAST := not spark and not celery and not browser and not chaos and not slow
+# It runs in pytest-xdist workers, one per core (2 here; CHECK_WORKERS=0 for one
+# process); worksteal hands a worker that ran out the tests still queued on the
+# other, so one slow module does not leave a core idle at the end. Every fixture
+# of the fast tier is per worker (tmp_path, free ports, the in-memory test database,
+# var/ dirs under the worker's basetemp: tests/conftest.py).
+CHECK_WORKERS ?= auto
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,7 +42,7 @@ test: install
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 check: install
-	$(PY) -m pytest -m "$(FAST)" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "$(FAST)" -n $(CHECK_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 bench: install
 	$(PY) -m scripts.bench $(BENCH_ARGS)

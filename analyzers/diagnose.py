@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from analyzers.model import Hit
+from analyzers.model import Hit, occurrences_meet
 from analyzers.occurrences import Occurrences, Use, as_occurrences
 from analyzers.ranking import rank_findings
 from analyzers.runbook_spec import Knob, Relation, RunbookSpec
@@ -46,24 +46,11 @@ def _relation_holds(rel: Relation, present: dict[str, list[Hit]]) -> Hit | None:
     firsts, thens = present.get(rel.first, []), present.get(rel.then, [])
     if not firsts or not thens:
         return None
-    within, order, hosts = rel.within_s, rel.order, rel.hosts
     for b in thens:
-        tb = b.when
         for a in firsts:
-            if hosts == "same" and (a.host is None or a.host != b.host):
-                continue
-            if hosts == "other" and (a.host is None or b.host is None or a.host == b.host):
-                continue
-            if within is not None or order == "after":
-                ta = a.when
-                if ta is None or tb is None:
-                    continue
-                delta = (tb - ta).total_seconds()
-                if order == "after" and delta < 0:
-                    continue
-                if within is not None and abs(delta) > within:
-                    continue
-            return b
+            if occurrences_meet((a.host, a.when), (b.host, b.when), hosts=rel.hosts, within_s=rel.within_s,
+                                after=rel.order == "after"):
+                return b
     return None
 
 

@@ -87,10 +87,37 @@ class Hit:
     when: datetime | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        try:
-            self.when = datetime.fromisoformat(self.timestamp) if self.timestamp else None
-        except ValueError:
-            self.when = None
+        self.when = parse_when(self.timestamp)
+
+
+def parse_when(timestamp: str | None) -> datetime | None:
+    """A record's timestamp as written (ISO, seconds or milliseconds) -> datetime; None if absent or unreadable."""
+    try:
+        return datetime.fromisoformat(timestamp) if timestamp else None
+    except ValueError:
+        return None
+
+
+Occurrence = tuple[str | None, datetime | None]   # (host, when) of a matched line
+
+
+def occurrences_meet(a: Occurrence, b: Occurrence, *, hosts: str, within_s: float | None,
+                     after: bool = False) -> bool:
+    """Whether occurrence b stands to occurrence a as a relation (diagnose.py) or a link
+    (ranking.py) asks: `hosts` same/other/any, b at most `within_s` seconds from a either
+    way, and with `after` not before a. An unknown host or time fails a condition on it."""
+    (host_a, when_a), (host_b, when_b) = a, b
+    if hosts == "same" and (host_a is None or host_a != host_b):
+        return False
+    if hosts == "other" and (host_a is None or host_b is None or host_a == host_b):
+        return False
+    if within_s is not None or after:
+        if when_a is None or when_b is None:
+            return False
+        delta = (when_b - when_a).total_seconds()
+        if (after and delta < 0) or (within_s is not None and abs(delta) > within_s):
+            return False
+    return True
 
 
 @dataclass

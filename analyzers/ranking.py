@@ -21,36 +21,23 @@ in one bundle are not chained. Every finding gets a `rank_reason`.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
+from analyzers.model import Occurrence, occurrences_meet, parse_when
 from analyzers.runbook_spec import Link, RunbookSpec
-
-
-def _when(ts: str | None) -> datetime | None:
-    try:
-        return datetime.fromisoformat(ts) if ts else None
-    except ValueError:
-        return None
 
 
 def _evidence_meets(link: Link, upstream: dict[str, Any], downstream: dict[str, Any]) -> bool:
     """Some evidence of each finding satisfies the link's host and time conditions."""
-    hosts, within = link.hosts, link.within_s
-    if hosts == "any" and within is None:
+    if link.hosts == "any" and link.within_s is None:
         return True
-    for a in upstream["evidence"]:
-        for b in downstream["evidence"]:
-            if hosts == "same" and (a["host"] is None or a["host"] != b["host"]):
-                continue
-            if hosts == "other" and (a["host"] is None or b["host"] is None or a["host"] == b["host"]):
-                continue
-            if within is not None:
-                ta, tb = _when(a["timestamp"]), _when(b["timestamp"])
-                if ta is None or tb is None or abs((tb - ta).total_seconds()) > within:
-                    continue
-            return True
-    return False
+    ups, downs = _occurrences(upstream), _occurrences(downstream)
+    return any(occurrences_meet(a, b, hosts=link.hosts, within_s=link.within_s) for a in ups for b in downs)
+
+
+def _occurrences(finding: dict[str, Any]) -> list[Occurrence]:
+    """(host, when) of each evidence line of a finding."""
+    return [(e["host"], parse_when(e["timestamp"])) for e in finding["evidence"]]
 
 
 def _links(findings: list[dict[str, Any]], runbooks: list[RunbookSpec]) -> list[tuple[str, str, Link]]:

@@ -10,12 +10,18 @@ connection at that file for the module; the worker gets the same file through
 DATABASE_URL. Tests in such a module commit for real (no rollback per test),
 so they use the module's own cast (`cast`), not conftest's db-bound users.
 
-Use it from a test module:
+The worker rig of a test module is one fixture, `pipeline` (module scope):
+Redis and a worker as the module's RIG says, stopped at the module's end;
+`cast` is the module's committed users, named after its CAST_PREFIX. Use them
+from a test module:
 
-    pytest_plugins = ["tests.celery_harness"]
+    from tests.celery_harness import cast, pipeline, shared_db  # noqa: F401  (fixtures)
+
     pytestmark = [pytest.mark.celery]
+    RIG = {"engine": "local", "concurrency": 2}
+    CAST_PREFIX = "w"
 
-    def test_x(pipeline, api_client): ...
+    def test_x(pipeline, cast): ...
 """
 
 from __future__ import annotations
@@ -243,19 +249,38 @@ def start_pipeline(tmp_path_factory, shared_db: Path, *, engine: str = "local", 
         "LOG_LEVEL": "INFO",
         **(extra_env or {}),
     }
-    worker = Worker(env=env, log=base / "worker.log", concurrency=concurrency)
+    pipeline = Pipeline(redis_server, Worker(env=env, log=base / "worker.log", concurrency=concurrency),
+                        shared_db, bundles)
     saved_url = app.conf.broker_url
     point_celery_at(redis_server.url)
     overrides = override_settings(BUNDLES_DIR=bundles, KB_ENGINE=engine, KB_REQUEUE_AFTER=1, KB_WAITING_AFTER=2)
     overrides.enable()
     try:
-        worker.start()
-        yield Pipeline(redis_server, worker, shared_db, bundles)
+        pipeline.worker.start()
+        yield pipeline
     finally:
-        worker.stop()
+        pipeline.worker.stop()   # the worker running now: a test may have replaced the first
         redis_server.stop()
         overrides.disable()
         point_celery_at(saved_url)
+
+
+@pytest.fixture(scope="module")
+def pipeline(request, tmp_path_factory, shared_db):
+    """The module's worker rig: Redis and a Celery worker (prefork) as the module's RIG says
+    ({"engine": "local"|"spark", "concurrency": n, "env": {...}}; local and one child if it
+    says nothing), stopped at the module's end."""
+    rig = getattr(request.module, "RIG", {})
+    yield from start_pipeline(tmp_path_factory, shared_db, engine=rig.get("engine", "local"),
+                              concurrency=rig.get("concurrency", 1), extra_env=rig.get("env"))
+
+
+@pytest.fixture(scope="module")
+def cast(request, shared_db):
+    """alice (team Ops) and mallory (team Other) with tokens, named after the module's CAST_PREFIX;
+    the real runbooks loaded."""
+    sync_real_runbooks()
+    return make_cast(request.module.CAST_PREFIX)
 
 
 @dataclass

@@ -261,6 +261,19 @@ def mallory(other_team):
     return user
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_var_dirs(tmp_path_factory):
+    """The directories the app writes to by default (var/bundles, var/draft-fixtures) are
+    this test process's own, under its basetemp: nothing lands in the checkout, and two
+    pytest-xdist workers (make check) never write the same path. A test that sets them
+    through the `settings` fixture still wins for its own duration."""
+    from django.test import override_settings
+
+    scratch = tmp_path_factory.mktemp("var")
+    with override_settings(BUNDLES_DIR=scratch / "bundles", DRAFT_FIXTURES_DIR=scratch / "draft-fixtures"):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     # PBKDF2 costs ~0.3 s per user; no test needs a strong hash. The default hashers

@@ -38,6 +38,12 @@ def runbook_metas() -> list[dict]:
     return [rb.meta for rb in catalog().runbooks.values()]
 
 
+def runbook_specs() -> list:
+    """The catalog typed, as the engine reads it: for tests that call the engine hundreds
+    of times, which would otherwise parse the metas into specs on every call."""
+    return [rb.spec for rb in catalog().runbooks.values()]
+
+
 def bundle_cases() -> list[Path]:
     """Every fixture bundle with an expected.json: the seed bundles and the per-runbook cases."""
     seeds = sorted(p for p in SEED_BUNDLES.iterdir() if (p / "expected.json").exists())

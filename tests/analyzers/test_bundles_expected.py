@@ -3,7 +3,7 @@
 import pytest
 
 from analyzers.engine import analyze_paths
-from tests.helpers import SEED_BUNDLES, bundle_cases, bundle_copy, bundle_file, case_id, expected, runbook_metas
+from tests.helpers import SEED_BUNDLES, bundle_cases, bundle_copy, bundle_file, case_id, expected, runbook_specs
 
 CASES = bundle_cases()
 
@@ -11,7 +11,7 @@ CASES = bundle_cases()
 @pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
 def test_it_finds_the_expected_root_causes(case, tmp_path):
     want = expected(case)
-    result = analyze_paths([str(bundle_copy(case, tmp_path))], runbook_metas())
+    result = analyze_paths([str(bundle_copy(case, tmp_path))], runbook_specs())
     found = [f["runbook"] for f in result["findings"]]
     allowed = set(want["expected"]) | set(want.get("acceptable", []))
     assert set(want["expected"]) <= set(found), f"missing {set(want['expected']) - set(found)}; got {found}"
@@ -28,14 +28,14 @@ def test_it_finds_the_expected_root_causes(case, tmp_path):
 
 
 def test_seed_004_lists_candidates_for_the_heartbeat_symptom_and_claims_none():
-    result = analyze_paths([str(SEED_BUNDLES / "004-flink-tm-heartbeat-timeout-buckets")], runbook_metas())
+    result = analyze_paths([str(SEED_BUNDLES / "004-flink-tm-heartbeat-timeout-buckets")], runbook_specs())
     assert result["findings"] == []
     (hb,) = [s for s in result["symptoms"] if s["id"] == "flink-tm-heartbeat-timeout"]
     assert {"flink-filesink-too-many-buckets", "jvm-long-gc-pause", "kernel-soft-lockup-stalls-jvm"} <= set(hb["candidate_runbooks"])
 
 
 def test_seed_000_chain_runs_from_the_soft_lockup_to_the_interrupted_close():
-    result = analyze_paths([str(SEED_BUNDLES / "000-flink-hdfs-openforwrite-after-soft-lockup")], runbook_metas())
+    result = analyze_paths([str(SEED_BUNDLES / "000-flink-hdfs-openforwrite-after-soft-lockup")], runbook_specs())
     hosts = {ev["host"] for f in result["findings"] for ev in f["evidence"]}
     assert {"hadoop-080-037", "hadoop-081-159"} <= hosts
     lockup = next(f for f in result["findings"] if f["runbook"] == "kernel-soft-lockup-stalls-jvm")

@@ -9,11 +9,11 @@ from analyzers.considered import considered
 from analyzers.diagnose import diagnose
 from analyzers.engine import analyze_paths
 from tests.analyzers.test_diagnose import hit, rb, sym
-from tests.helpers import CASES, SEED_BUNDLES, bundle_cases, bundle_copy, case_id, runbook_metas
+from tests.helpers import CASES, SEED_BUNDLES, bundle_cases, bundle_copy, case_id, runbook_metas, runbook_specs
 
 
 def _analyze(bundle, tmp_path):
-    return analyze_paths([str(bundle_copy(bundle, tmp_path))], runbook_metas())
+    return analyze_paths([str(bundle_copy(bundle, tmp_path))], runbook_specs())
 
 
 def test_seed_004_ranks_candidates_with_what_is_missing_how_to_tell_and_where_to_look(tmp_path):

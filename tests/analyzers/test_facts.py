@@ -859,7 +859,7 @@ def test_analyzers_facts_does_not_import_django_or_kb():
 
 def test_a_config_that_cannot_be_read_says_so_in_the_result_notes(tmp_path):
     from analyzers.engine import analyze_paths
-    from tests.helpers import SEED_BUNDLES, runbook_metas
+    from tests.helpers import SEED_BUNDLES, runbook_specs
 
     bundle = tmp_path / "bundle" / "hadoop-080-037"
     (bundle / "conf").mkdir(parents=True)
@@ -867,7 +867,7 @@ def test_a_config_that_cannot_be_read_says_so_in_the_result_notes(tmp_path):
     seed_kern = SEED_BUNDLES / "000-flink-hdfs-openforwrite-after-soft-lockup" / "hadoop-080-037" / "kern.log"
     (bundle / "kern.log").write_bytes(seed_kern.read_bytes())
 
-    result = analyze_paths([str(bundle.parent)], runbook_metas())
+    result = analyze_paths([str(bundle.parent)], runbook_specs())
 
     assert any(n.startswith("hadoop-080-037/conf/hdfs-site.xml: not read as Hadoop XML config")
                for n in result["notes"]), result["notes"]

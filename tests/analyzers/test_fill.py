@@ -10,7 +10,7 @@ import pytest
 
 from analyzers.engine import analyze_paths
 from analyzers.fill import check_fill, fill_fixes, fill_text, first_path, record_captures, resolve
-from tests.helpers import SEED_BUNDLES, bundle_copy, catalog, runbook_metas
+from tests.helpers import SEED_BUNDLES, bundle_copy, catalog, runbook_specs
 
 SEED_000 = SEED_BUNDLES / "000-flink-hdfs-openforwrite-after-soft-lockup"
 SEED_003 = SEED_BUNDLES / "003-hbase-rs-abort-pipeline-recovery"
@@ -21,7 +21,7 @@ WAL = ("/hbase/WALs/c1-hd-dn18.bdp.idc,16020,1469772903345/"
 
 @lru_cache(maxsize=None)
 def _result(seed, tmp):
-    return analyze_paths([str(bundle_copy(seed, tmp))], runbook_metas())
+    return analyze_paths([str(bundle_copy(seed, tmp))], runbook_specs())
 
 
 def _filled(result: dict, slug: str) -> list[dict]:

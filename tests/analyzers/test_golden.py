@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from analyzers.engine import analyze_paths
-from tests.helpers import bundle_cases, bundle_copy, case_id, runbook_metas
+from tests.helpers import bundle_cases, bundle_copy, case_id, runbook_specs
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 UPDATE = os.environ.get("KB_UPDATE_GOLDEN") == "1"
@@ -45,7 +45,7 @@ def normalised_json(result: dict, tmp: Path) -> str:
 
 @pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
 def test_result_is_byte_identical_to_the_golden_file(case, tmp_path):
-    result = analyze_paths([str(bundle_copy(case, tmp_path))], runbook_metas())
+    result = analyze_paths([str(bundle_copy(case, tmp_path))], runbook_specs())
     got = normalised_json(result, tmp_path)
     path = golden_path(case)
     if UPDATE:

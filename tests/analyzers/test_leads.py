@@ -17,7 +17,7 @@ import pytest
 from analyzers.engine import analyze_paths
 from analyzers.leads import MAX_LEADS, record_key
 from analyzers.template_key import template_key
-from tests.helpers import FIXTURES, SEED_BUNDLES, bundle_cases, bundle_copy, case_id, runbook_metas
+from tests.helpers import FIXTURES, SEED_BUNDLES, bundle_cases, bundle_copy, case_id, runbook_metas, runbook_specs
 
 LEADS_FORMATS = FIXTURES / "leads-formats"
 # Syslog and klog lines carry no year: the engine takes the bundle's year, else the current one.
@@ -169,7 +169,7 @@ CASES = bundle_cases()
 
 @pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
 def test_records_a_finding_explains_are_not_leads(case, tmp_path):
-    result = _analyze(case, tmp_path, runbook_metas())
+    result = _analyze(case, tmp_path, runbook_specs())
     evidence = {(ev["path"], ev["line"]) for f in result["findings"] for ev in f["evidence"]}
     explained_keys = {template_key(_message(ev["text"])) for f in result["findings"] for ev in f["evidence"]}
     for lead in result["leads"]:
@@ -187,7 +187,7 @@ def _message(text: str) -> str:
 def test_a_finding_explains_what_would_otherwise_lead(tmp_path):
     bundle = SEED_BUNDLES / "000-flink-hdfs-openforwrite-after-soft-lockup"
     without = _analyze(bundle, tmp_path / "a")
-    with_catalog = _analyze(bundle, tmp_path / "b", runbook_metas())
+    with_catalog = _analyze(bundle, tmp_path / "b", runbook_specs())
     assert any("soft lockup" in lead["text"] for lead in without["leads"])
     assert with_catalog["findings"] and not any("soft lockup" in lead["text"] for lead in with_catalog["leads"])
 
@@ -210,8 +210,8 @@ def _split_bundles(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_a_bundle_against_itself_has_no_leads(tmp_path):
     _, incident = _split_bundles(tmp_path)
-    alone = analyze_paths([str(incident)], runbook_metas())
-    against_itself = analyze_paths([str(incident)], runbook_metas(), baseline=str(incident))
+    alone = analyze_paths([str(incident)], runbook_specs())
+    against_itself = analyze_paths([str(incident)], runbook_specs(), baseline=str(incident))
     assert alone["leads"] and against_itself["leads"] == [] and against_itself["unmatched"] == []
     assert against_itself["baseline"]["dropped"] >= len(alone["leads"]) and "baseline" not in alone
 
@@ -220,8 +220,8 @@ def test_against_a_healthy_bundle_only_the_new_templates_lead(tmp_path):
     from analyzers.baseline import baseline_of
 
     healthy, incident = _split_bundles(tmp_path)
-    alone = analyze_paths([str(incident)], runbook_metas())
-    diffed = analyze_paths([str(incident)], runbook_metas(), baseline=str(healthy))
+    alone = analyze_paths([str(incident)], runbook_specs())
+    diffed = analyze_paths([str(incident)], runbook_specs(), baseline=str(healthy))
     known = baseline_of([str(healthy)], runbook_metas()).templates
 
     def key(lead):
@@ -277,6 +277,6 @@ def test_a_result_with_leads_and_a_baseline_fits_the_typed_result(tmp_path):
     from tests.analyzers.test_result_schema import problems
 
     healthy, incident = _split_bundles(tmp_path)
-    result = analyze_paths([str(incident)], runbook_metas(), baseline=str(healthy))
+    result = analyze_paths([str(incident)], runbook_specs(), baseline=str(healthy))
     assert result["leads"] and "baseline" in result
     assert problems(result, Result) == []

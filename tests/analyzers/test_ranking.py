@@ -9,7 +9,7 @@ import pytest
 from analyzers.diagnose import diagnose
 from analyzers.engine import analyze_paths
 from tests.analyzers.test_diagnose import hit, rb, sym
-from tests.helpers import CASES, SEED_BUNDLES, bundle_copy, runbook_metas
+from tests.helpers import CASES, SEED_BUNDLES, bundle_copy, runbook_specs
 
 
 def _catalog(link):
@@ -60,7 +60,7 @@ def test_findings_the_evidence_does_not_connect_keep_the_confidence_order(host_b
 
 
 def _findings(bundle, tmp_path):
-    result = analyze_paths([str(bundle_copy(bundle, tmp_path))], runbook_metas())
+    result = analyze_paths([str(bundle_copy(bundle, tmp_path))], runbook_specs())
     return [(f["runbook"], f["explained_by"]) for f in result["findings"]]
 
 
@@ -80,7 +80,7 @@ def test_too_many_buckets_explain_the_long_gc_pauses_they_cause(tmp_path):
 @pytest.mark.parametrize("case", ["positive-wrapped-youaredead"])
 def test_a_gc_pause_ranks_above_the_session_expiry_it_explains_even_when_less_confident(case, tmp_path):
     result = analyze_paths([str(bundle_copy(CASES / "hbase-regionserver-session-expired" / case, tmp_path))],
-                           runbook_metas())
+                           runbook_specs())
     pause, expiry = result["findings"]
     assert (pause["runbook"], expiry["runbook"]) == ("jvm-long-gc-pause", "hbase-regionserver-session-expired")
     assert pause["confidence"] <= expiry["confidence"]
@@ -97,7 +97,7 @@ def test_two_unrelated_incidents_in_one_bundle_are_not_chained(cause_case, conse
     a = bundle_copy(CASES / cause_case, tmp_path / "a")
     b = bundle_copy(CASES / consequence_case, tmp_path / "b")
     cause, consequence = cause_case.split("/")[0], consequence_case.split("/")[0]
-    result = analyze_paths([str(a), str(b)], runbook_metas())
+    result = analyze_paths([str(a), str(b)], runbook_specs())
     by = {f["runbook"]: f for f in result["findings"]}
     assert {cause, consequence} <= set(by)
     assert by[consequence]["explained_by"] is None

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import login
-from tests.celery_harness import shared_db, start_pipeline, sync_real_runbooks  # noqa: F401  (fixtures)
+from tests.celery_harness import pipeline, shared_db, sync_real_runbooks  # noqa: F401  (fixtures)
 from tests.helpers import FIXTURES
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.timeout(300)]
@@ -22,9 +22,8 @@ CASE = FIXTURES / "leads" / "hbase-master-npe-waiting-for-meta"
 PASSWORD = "pw-e2e-drafter"
 
 
-@pytest.fixture(scope="module")
-def pipeline(tmp_path_factory, shared_db):  # noqa: F811
-    yield from start_pipeline(tmp_path_factory, shared_db, engine="local", concurrency=1)
+# The worker rig (tests/celery_harness.py: pipeline).
+RIG = {"engine": "local", "concurrency": 1}
 
 
 @pytest.fixture(scope="module")

@@ -16,14 +16,7 @@ import time
 import pytest
 from django.test import Client
 
-from tests.celery_harness import (  # noqa: F401  (fixtures)
-    make_cast,
-    shared_db,
-    start_pipeline,
-    sync_real_runbooks,
-    wait_for,
-    wait_for_status,
-)
+from tests.celery_harness import cast, pipeline, shared_db, wait_for, wait_for_status  # noqa: F401  (fixtures)
 from tests.helpers import SEED_BUNDLES
 
 pytestmark = [pytest.mark.celery, pytest.mark.timeout(180)]
@@ -31,16 +24,9 @@ pytestmark = [pytest.mark.celery, pytest.mark.timeout(180)]
 SEED = SEED_BUNDLES / "001-flink-checkpoint-hdfs-not-enough-replicas"
 EXPECTED = "hdfs-close-not-enough-replicas"
 
-
-@pytest.fixture(scope="module")
-def pipeline(tmp_path_factory, shared_db):  # noqa: F811
-    yield from start_pipeline(tmp_path_factory, shared_db, engine="local", concurrency=2)
-
-
-@pytest.fixture(scope="module")
-def cast(shared_db):  # noqa: F811
-    sync_real_runbooks()
-    return make_cast("w")
+# The worker rig and the cast (tests/celery_harness.py: pipeline, cast).
+RIG = {"engine": "local", "concurrency": 2}
+CAST_PREFIX = "w"
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from kb.lib.candidates import derive_candidates
 from kb.lib.evidence import records, short_path, symptom_weights
 from kb.lib.timeline import DENSE_BUCKET_PX, DENSE_FAN_MAX, timeline_build
 from kb.lib.timeline_labels import short_name
-from tests.helpers import SEED_BUNDLES, bundle_copy, catalog, runbook_metas
+from tests.helpers import SEED_BUNDLES, bundle_copy, catalog, runbook_specs
 
 SEED_000 = SEED_BUNDLES / "000-flink-hdfs-openforwrite-after-soft-lockup"
 SEED_004 = SEED_BUNDLES / "004-flink-tm-heartbeat-timeout-buckets"
@@ -27,7 +27,7 @@ SEED_004 = SEED_BUNDLES / "004-flink-tm-heartbeat-timeout-buckets"
 
 @lru_cache(maxsize=None)
 def _result(seed, tmp):
-    return analyze_paths([str(bundle_copy(seed, tmp))], runbook_metas())
+    return analyze_paths([str(bundle_copy(seed, tmp))], runbook_specs())
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,9 @@ tests/conftest.py loads this module as a plugin.
 
 Every fault test reports what it did and what it saw through the `observe`
 fixture: the lines are printed as they happen (visible with -s) and again in
-a "what the fault tests did and saw" section at the end of the run.
+a "what the fault tests did and saw" section at the end of the run. They
+travel in the test's report (user_properties), so the section also lists the
+lines of tests that ran in pytest-xdist workers (make check).
 """
 
 from __future__ import annotations
@@ -19,7 +21,25 @@ import time
 
 import pytest
 
-_LINES = pytest.StashKey[list]()
+_OBSERVED = "observed"   # the user_properties key of an observe() line
+
+
+class _Observed:
+    """The lines of the run: the teardown report carries every line its test said
+    (in this process, or sent back by an xdist worker to the controller)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "teardown":
+            self.lines.extend(line for key, line in report.user_properties if key == _OBSERVED)
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if self.lines:
+            terminalreporter.section("what the fault tests did and saw")
+            for line in self.lines:
+                terminalreporter.write_line(line)
 
 
 def pytest_addoption(parser):
@@ -28,7 +48,7 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    config.stash[_LINES] = []
+    config.pluginmanager.register(_Observed(), "kb-observed-lines")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -43,21 +63,12 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def observe(request):
     """observe("killed pool child 1234 in stage unpacking"): a line of the run's report."""
-    lines = request.config.stash[_LINES]
-    name = request.node.name
+    item = request.node
     started = time.monotonic()
 
     def say(message: str) -> None:
-        line = f"[{name}] +{time.monotonic() - started:5.1f}s {message}"
-        lines.append(line)
+        line = f"[{item.name}] +{time.monotonic() - started:5.1f}s {message}"
+        item.user_properties.append((_OBSERVED, line))
         print(line, flush=True)
 
     return say
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    lines = config.stash.get(_LINES, [])
-    if lines:
-        terminalreporter.section("what the fault tests did and saw")
-        for line in lines:
-            terminalreporter.write_line(line)

@@ -18,37 +18,9 @@ import signal
 
 import pytest
 
-from tests.celery_harness import Pipeline, Worker, make_cast, shared_db, start_pipeline, sync_real_runbooks  # noqa: F401
+# The worker rig of RIG and the cast of CAST_PREFIX: tests/celery_harness.py.
+from tests.celery_harness import Pipeline, Worker, cast, pipeline, shared_db  # noqa: F401  (fixtures)
 from tests.reliability.util import SEED, tgz_of
-
-
-def open_rig(tmp_path_factory, shared_db, **kwargs):
-    """tests.celery_harness.start_pipeline, whose worker a test may replace
-    (restart_worker); every worker started is stopped at the end."""
-    gen = start_pipeline(tmp_path_factory, shared_db, **kwargs)
-    pipeline = next(gen)
-    try:
-        yield pipeline
-    finally:
-        pipeline.worker.stop()
-        gen.close()
-
-
-@pytest.fixture(scope="module")
-def pipeline(request, tmp_path_factory, shared_db):  # noqa: F811
-    """The module's worker rig: Redis and a Celery worker as the module's RIG says
-    ({"engine": "local"|"spark", "concurrency": n, "env": {...}}), stopped at its end."""
-    rig = getattr(request.module, "RIG", {})
-    yield from open_rig(tmp_path_factory, shared_db, engine=rig.get("engine", "local"),
-                        concurrency=rig.get("concurrency", 2), extra_env=rig.get("env"))
-
-
-@pytest.fixture(scope="module")
-def cast(request, shared_db):  # noqa: F811
-    """alice (team Ops) and mallory (team Other) with tokens, named after the module's CAST_PREFIX;
-    the real runbooks loaded."""
-    sync_real_runbooks()
-    return make_cast(request.module.CAST_PREFIX)
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.celery, pytest.mark.timeout(300)]
 DELAY = 4
 
 
-# The worker this module runs against (tests/reliability/conftest.py: pipeline).
+# The worker this module runs against (tests/celery_harness.py: pipeline).
 RIG = {"engine": "local", "concurrency": 2,
        "env": {"KB_TEST_STAGE_DELAY": str(DELAY), "KB_RECONCILE_INTERVAL": "1"}}
 CAST_PREFIX = "bf"   # cast: make_cast(CAST_PREFIX)

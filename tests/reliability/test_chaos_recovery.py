@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.celery, pytest.mark.chaos, pytest.mark.timeout(1800)]
 DELAY = 8
 
 
-# The worker this module runs against (tests/reliability/conftest.py: pipeline).
+# The worker this module runs against (tests/celery_harness.py: pipeline).
 # The production reconcile interval and lease (kb/settings.py defaults), not the harness's 1 s / 15 s.
 RIG = {"engine": "local", "concurrency": 2,
        "env": {"KB_TEST_STAGE_DELAY": str(DELAY), "KB_RECONCILE_INTERVAL": "30",

@@ -21,7 +21,7 @@ SLUGS = ["disk-full", "jvm-heap-oom", "too-many-open-files", "kafka-offset-out-o
          "spark-shuffle-fetch-failed"]
 
 
-# The worker this module runs against (tests/reliability/conftest.py: pipeline).
+# The worker this module runs against (tests/celery_harness.py: pipeline).
 RIG = {"engine": "local", "concurrency": 2}
 
 

@@ -37,7 +37,7 @@ from tests.reliability.util import (
 pytestmark = [pytest.mark.celery, pytest.mark.timeout(900)]
 
 
-# The worker this module runs against (tests/reliability/conftest.py: pipeline).
+# The worker this module runs against (tests/celery_harness.py: pipeline).
 RIG = {"engine": "spark", "concurrency": 2,
        "env": {"SPARK_MASTER": "local[1]", "KB_LEASE_SECONDS": "60",
                "KB_STARTUP_LEASE_SECONDS": "600", "KB_RECONCILE_INTERVAL": "2",

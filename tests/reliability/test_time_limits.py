@@ -27,7 +27,7 @@ DELAY = 15
 SOFT, HARD = 6, 12
 
 
-# The worker this module runs against (tests/reliability/conftest.py: pipeline).
+# The worker this module runs against (tests/celery_harness.py: pipeline).
 RIG = {"engine": "local", "concurrency": 2,
        "env": {"KB_TEST_STAGE_DELAY": str(DELAY), "KB_RECONCILE_INTERVAL": "1",
                "KB_TASK_SOFT_TIME_LIMIT": str(SOFT), "KB_TASK_TIME_LIMIT": str(HARD)}}

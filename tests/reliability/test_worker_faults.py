@@ -33,7 +33,7 @@ DELAY = 4
 RECONCILE_INTERVAL = 2
 
 
-# The worker this module runs against (tests/reliability/conftest.py: pipeline).
+# The worker this module runs against (tests/celery_harness.py: pipeline).
 RIG = {"engine": "local", "concurrency": 2,
        "env": {"KB_TEST_STAGE_DELAY": str(DELAY),
                "KB_RECONCILE_INTERVAL": str(RECONCILE_INTERVAL)}}

@@ -1,9 +1,12 @@
 """The runbook files against the catalog contract, and each signature against real lines."""
 
+import re
+
 import pytest
+import yaml
 
 from analyzers.engine import analyze_text
-from tests.helpers import CASES, CATALOG_SLUGS, SEED_BUNDLES, catalog, expected, runbook_metas
+from tests.helpers import CASES, CATALOG_SLUGS, RUNBOOKS_DIR, SEED_BUNDLES, catalog, expected, runbook_metas, runbook_specs
 
 
 def test_every_catalog_slug_has_a_valid_runbook():
@@ -38,8 +41,19 @@ def _examples():
 @pytest.mark.parametrize("symptom,line", list(_examples()))
 def test_every_example_line_is_matched_by_the_engine(symptom, line):
     # Through the whole engine (Hyperscan prefilter + re confirmation), not just `re`.
-    result = analyze_text(line + "\n", runbook_metas())
+    result = analyze_text(line + "\n", runbook_specs())
     assert symptom in {s["id"] for s in result["symptoms"]}
+
+
+def test_the_fast_yaml_loader_reads_every_shipped_file_as_the_python_loader_does():
+    # analyzers/runbooks.py reads with libyaml's loader for speed; it must see the same data.
+    texts = [re.split(r"^---\s*$", p.read_text(encoding="utf-8"), maxsplit=2, flags=re.M)[1]
+             for p in sorted(RUNBOOKS_DIR.glob("*.md")) if p.name != "README.md"]
+    texts += [p.read_text(encoding="utf-8") for p in sorted((RUNBOOKS_DIR / "symptoms").glob("*.yaml"))]
+    assert len(texts) > 400
+    for text in texts:
+        fast, python = yaml.load(text, Loader=yaml.CSafeLoader), yaml.safe_load(text)
+        assert repr(fast) == repr(python)
 
 
 def test_every_pattern_symptom_has_examples():

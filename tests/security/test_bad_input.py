@@ -105,7 +105,7 @@ CASES = [
 ]
 
 
-# The worker this module runs against (tests/reliability/conftest.py: pipeline).
+# The worker this module runs against (tests/celery_harness.py: pipeline).
 RIG = {"engine": "local", "concurrency": 2,
        "env": {"KB_BUNDLE_MAX_RATIO": "200", "KB_BUNDLE_MAX_UNPACKED_BYTES": str(BUDGET),
                "KB_BUNDLE_MAX_FILES": "20000"}}
