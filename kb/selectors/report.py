@@ -7,7 +7,8 @@ to impact) or, without a finding, the candidate causes with their next step;
 everything else is one fold away. Keys other branches add to the result
 (`leads`, `candidates`, `ruled_out`, per finding `explained_by` and
 `rank_reason`) are shown when present; without them the page falls back to
-`unmatched` and to candidates derived from the runbooks (kb.lib.candidates).
+`unmatched` and to candidates re-derived through the engine's ranker
+(kb.lib.candidates over analyzers.considered).
 """
 
 from __future__ import annotations
@@ -274,9 +275,9 @@ def analysis_report(*, analysis: Analysis, zoom: dict[str, Any] | None = None) -
                                       "host_role": roles.get(i.get("host") or "", ""), "slot": f"t{n}",
                                       "colour": next((colours[r] for r in colours if r in (i.get("runbooks") or [])), GREY)}))
               for n, i in enumerate(result.get("timeline") or [], start=1)]
-    candidates = [dict(c, where_parts=fill_text(c.get("where") or "", {})) for c in result.get("candidates") or []]
-    if "candidates" not in result and not findings:
-        candidates = derive_candidates(result, metas, titles)
+    # A result stored before the engine wrote `candidates` gets them from the same ranker.
+    stored = result["candidates"] if "candidates" in result else derive_candidates(result, metas)
+    candidates = [dict(c, where_parts=fill_text(c.get("where") or "", {})) for c in stored or []]
     top = findings[0] if findings else None
     return {
         "findings": findings, "top": top, "stories": stories, "symptoms": symptoms, "timeline": timeline,

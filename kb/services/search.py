@@ -10,7 +10,6 @@ from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
 from analyzers.engine import analyze_text
-from analyzers.shared_evidence import rank_candidates
 from kb.models import Runbook, Team
 from kb.selectors.catalog import runbook_catalog
 from kb.services.search_index import MARK_CLOSE, MARK_OPEN, RUNBOOK_INDEX
@@ -91,10 +90,13 @@ def runbook_search_log(*, text: str, team: Team | None) -> dict[str, Any]:
     Returns the engine result (docs/contract.md §2) with Runbook rows
     attached for the page: findings[i]["runbook_obj"]; for each symptom its
     candidate runbooks split into "explained_by" (already findings) and
-    "candidates" (possible causes that the excerpt alone cannot confirm);
-    and result["candidates"]: the runbooks the symptoms point at that are not
-    findings, ranked by shared evidence (analyzers.shared_evidence), each with
-    its Runbook row as "runbook_obj".
+    "candidates" (possible causes that the excerpt alone cannot confirm).
+    The ranking is the engine's own (analyzers.considered), as on the incident
+    page: result["candidates"] (only without a finding), each with what it
+    found, what is missing, its next step and where to look; result["others"]:
+    the rest of its `ruled_out`, the runbooks the excerpt touched but that are
+    neither findings nor candidates, excluded ones last. Each carries
+    "runbook_obj" and "listed_count" (its required and supporting symptoms).
     """
     text = (text or "")[:MAX_LOG_CHARS].replace("\r\n", "\n")
     runbooks, metas = _paste_catalog(team)
@@ -107,9 +109,15 @@ def runbook_search_log(*, text: str, team: Team | None) -> dict[str, Any]:
         slugs = [s for s in symptom.get("candidate_runbooks", []) if s in runbooks]
         symptom["explained_by"] = [runbooks[s] for s in slugs if s in found]
         symptom["candidates"] = [runbooks[s] for s in slugs if s not in found]
-    result["candidates"] = rank_candidates(result, metas)
-    for candidate in result["candidates"]:
-        candidate["runbook_obj"] = runbooks[candidate["runbook"]]
+    ranked = {c["runbook"] for c in result["candidates"]}
+    # Engine order within a kind (best supported first); an excluded runbook points
+    # at another cause, so it goes after the ones merely missing evidence.
+    result["others"] = sorted((r for r in result["ruled_out"] if r["runbook"] not in ranked),
+                              key=lambda r: r["kind"] == "excluded")
+    listed = {m["slug"]: sum(u.get("role") != "excluding" for u in m.get("symptoms") or []) for m in metas}
+    for entry in result["candidates"] + result["others"]:
+        entry["runbook_obj"] = runbooks[entry["runbook"]]
+        entry["listed_count"] = listed[entry["runbook"]]
     return result
 
 

@@ -126,3 +126,24 @@ def test_a_result_without_a_finding_shows_its_candidates_first(client_alice, inc
     assert "No verdict" in verdict and "Long stop-the-world GC pause stalls the JVM" in verdict
     assert "Look for &#x27;Long stop-the-world pause in a GC log&#x27;" in verdict
     assert '<mark class="placeholder"' in verdict and "&lt;file&gt;</mark>" in verdict
+
+
+def test_an_old_result_without_candidates_ranks_them_as_the_engine_does(client_alice, incident, alice):
+    # Stored before the engine wrote `candidates`: the page re-derives them through
+    # the engine's ranker (kb.lib.candidates over analyzers.considered).
+    from kb.services.sync import runbook_sync
+    from tests.helpers import RUNBOOKS_DIR
+
+    runbook_sync(directory=RUNBOOKS_DIR)
+    new = _golden("004-flink-tm-heartbeat-timeout-buckets")
+    old = {k: v for k, v in new.items() if k not in ("candidates", "ruled_out")}
+    make_analysis(incident=incident, user=alice, result=old)
+
+    html = client_alice.get(reverse("incident_detail", args=[incident.pk])).content.decode()
+
+    verdict = html[html.index('id="verdict"'):html.index('id="findings"')]
+    assert "No verdict" in verdict
+    titles = [c["title"] for c in new["candidates"]]
+    assert len(titles) == 3 and all(t in verdict for t in titles)
+    assert [verdict.index(t) for t in titles] == sorted(verdict.index(t) for t in titles)
+    assert verdict.count("Look for") == 3 and "jmap -histo:live" in verdict

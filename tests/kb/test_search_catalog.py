@@ -1,6 +1,6 @@
 """Search over the shipped catalog (runbooks/): words ranked by relevance with the
 matching part shown, and a pasted excerpt whose symptoms are all shared ranked
-into candidates by the evidence they share with it.
+into candidates by the engine's own ranker (analyzers.considered).
 
 The excerpt is the RegionServer log of seed bundle 003
 (tests/fixtures/seed-bundles/003-hbase-rs-abort-pipeline-recovery/c1-hd-dn18/,
@@ -57,9 +57,9 @@ def test_the_pasted_regionserver_excerpt_of_seed_003_finds_the_pipeline_runbook_
     # runbook shares more than one.
     first, *rest = result["candidates"]
     assert first["runbook"] == PIPELINE
-    assert first["shown_count"] == 5
-    assert first["required_missing"] == ["hdfs-pipeline-datanode-replacement-failed"]
-    assert rest and all(c["shown_count"] == 1 and c["score"] < first["score"] for c in rest)
+    assert len(first["found"]) == 5
+    assert [m["symptom"] for m in first["missing"]] == ["hdfs-pipeline-datanode-replacement-failed"]
+    assert rest and all(len(c["found"]) == 1 and c["score"] < first["score"] for c in rest)
     content = response.content.decode()
     assert "Candidates, ranked by shared evidence" in content
     assert "No runbook is supported" not in content
@@ -81,9 +81,13 @@ def test_a_candidate_is_ruled_out_by_an_excluding_symptom_seen(catalog):
     result = runbook_search_log(text=text, team=None)
 
     assert [f["runbook"] for f in result["findings"]][:1] == ["hdfs-slow-datanode-io"]
-    slugs = [c["runbook"] for c in result["candidates"]]
+    # With a finding the engine ranks no candidates; the rest of what the excerpt
+    # touched is its ruled_out, listed as the other candidates.
+    assert result["candidates"] == []
+    slugs = [c["runbook"] for c in result["others"]]
     assert "hdfs-slow-datanode-io" not in slugs  # a finding is not also a candidate
     assert PIPELINE in slugs
+    assert next(c for c in result["others"] if c["runbook"] == PIPELINE)["kind"] == "missing-required"
 
 
 def test_words_rank_the_runbook_about_them_first_and_mark_them(client_alice, catalog):
@@ -142,13 +146,13 @@ def test_a_candidate_with_an_excluding_symptom_seen_is_ruled_out_and_ranked_last
 
     result = response.context["log_result"]
     assert [f["runbook"] for f in result["findings"]] == ["disk-full"]
-    candidates = result["candidates"]
-    ruled_out = next(c for c in candidates if c["runbook"] == "kafka-log-dir-failure")
-    assert ruled_out["ruled_out"] and ruled_out["excluded_by"] == ["disk-space-exhausted"]
-    assert candidates.index(ruled_out) >= sum(not c["ruled_out"] for c in candidates)
+    others = result["others"]
+    ruled_out = next(c for c in others if c["runbook"] == "kafka-log-dir-failure")
+    assert ruled_out["kind"] == "excluded" and ruled_out["reason"].startswith("excluded by disk-space-exhausted (")
+    assert others.index(ruled_out) >= sum(c["kind"] != "excluded" for c in others)
     content = response.content.decode()
     assert "Other candidates" in content
-    assert "Ruled out: <code>disk-space-exhausted</code> points at another cause." in content
+    assert "Ruled out: excluded by disk-space-exhausted (" in content
 
 
 def test_only_common_words_are_searched_but_folded_with_a_hint(client_alice, catalog):
