@@ -48,6 +48,7 @@ bench: install
 	$(PY) -m scripts.bench $(BENCH_ARGS)
 	$(PY) -m scripts.bench_api
 	$(PY) -m scripts.bench_search
+	$(PY) -m scripts.accuracy_eval
 
 chaos: install
 	$(PY) -m pytest -m chaos --run-chaos $(PYTEST_ARGS)
