@@ -1,0 +1,95 @@
+"""Provenance of the fixture cases (issue 13), checkable instead of guessed by grep.
+
+Every tests/fixtures/cases/<slug>/<case>/SOURCE.md says in its first lines
+`Provenance: real` (every line copied from the public sources the file names) or
+`Provenance: synthetic` (some lines written from upstream templates); a synthetic case
+must list the searches that found no real log (a `## Searches ...` section). Every
+runbook needs a real positive* and a real near-miss* case; the exceptions below are
+the current gaps with their reason, and may only shrink.
+"""
+
+import re
+
+import pytest
+
+from tests.helpers import CASES, catalog
+
+MARKER = re.compile(r"^Provenance: (real|synthetic)$", re.MULTILINE)
+SEARCHES = re.compile(r"^## Searches\b", re.MULTILINE)
+FIRST_LINES = 3
+
+# Another helper is rewriting these runbooks' cases (issue 13, 2026-11-24); their SOURCE.md
+# files get their markers when that work is merged, and then this set goes.
+PENDING_REWRITE = frozenset({
+    "hdfs-close-not-enough-replicas", "hdfs-pipeline-recovery-no-good-datanode",
+    "hdfs-openforwrite-after-interrupted-close", "hdfs-block-missing", "hdfs-lease-expired",
+    "hdfs-namenode-safemode", "hdfs-datanode-xceiver-limit", "hdfs-slow-datanode-io",
+    "disk-full", "too-many-open-files",
+})
+
+# Runbooks without a real positive* case, and why (searches in the synthetic case's SOURCE.md).
+NO_REAL_POSITIVE = {
+    "flink-filesink-too-many-buckets": "the decisive evidence is a heap histogram of StreamingFileSink "
+                                       "Bucket objects; public reports describe it but paste none",
+}
+# Runbooks without a real near-miss* case, and why.
+NO_REAL_NEAR_MISS: dict[str, str] = {}
+
+SLUGS = sorted(p.name for p in CASES.iterdir() if p.is_dir())
+CHECKED = [s for s in SLUGS if s not in PENDING_REWRITE]
+
+
+def _cases(slug):
+    return sorted(p for p in (CASES / slug).iterdir() if p.is_dir())
+
+
+def provenance(case):
+    """'real', 'synthetic' or None (no marker in the first lines of SOURCE.md)."""
+    source = case / "SOURCE.md"
+    if not source.exists():
+        return None
+    head = "\n".join(source.read_text(encoding="utf-8").split("\n")[:FIRST_LINES])
+    found = MARKER.search(head)
+    return found.group(1) if found else None
+
+
+@pytest.mark.parametrize("slug", CHECKED)
+def test_every_case_says_whether_its_lines_are_real(slug):
+    unmarked = [c.name for c in _cases(slug) if provenance(c) is None]
+    assert unmarked == [], f"{slug}: no `Provenance: real|synthetic` in the first {FIRST_LINES} lines"
+
+
+@pytest.mark.parametrize("slug", CHECKED)
+def test_a_synthetic_case_lists_the_searches_that_found_no_real_log(slug):
+    bare = [c.name for c in _cases(slug) if provenance(c) == "synthetic"
+            and not SEARCHES.search((c / "SOURCE.md").read_text(encoding="utf-8"))]
+    assert bare == [], f"{slug}: synthetic case(s) without a `## Searches` section"
+
+
+@pytest.mark.parametrize("slug", CHECKED)
+def test_every_runbook_has_a_real_positive_and_a_real_near_miss(slug):
+    real = [c.name for c in _cases(slug) if provenance(c) == "real"]
+    has_positive = any(n.startswith("positive") for n in real)
+    has_near_miss = any(n.startswith("near-miss") for n in real)
+    # An exception that no longer holds must leave the list, so that it can only shrink.
+    assert has_positive != (slug in NO_REAL_POSITIVE), (
+        f"{slug}: real positive {has_positive}, listed in NO_REAL_POSITIVE {slug in NO_REAL_POSITIVE}")
+    assert has_near_miss != (slug in NO_REAL_NEAR_MISS), (
+        f"{slug}: real near-miss {has_near_miss}, listed in NO_REAL_NEAR_MISS {slug in NO_REAL_NEAR_MISS}")
+
+
+def test_the_exception_lists_name_existing_runbooks():
+    names = set(NO_REAL_POSITIVE) | set(NO_REAL_NEAR_MISS) | PENDING_REWRITE
+    assert names <= set(SLUGS) and names <= set(catalog().runbooks)
+    assert not (PENDING_REWRITE & (set(NO_REAL_POSITIVE) | set(NO_REAL_NEAR_MISS)))
+
+
+def test_the_marker_check_fails_on_an_unmarked_or_misplaced_marker(tmp_path):
+    case = tmp_path / "positive"
+    case.mkdir()
+    (case / "SOURCE.md").write_text("# x / positive\n\nReal lines.\n", encoding="utf-8")
+    assert provenance(case) is None
+    (case / "SOURCE.md").write_text("# x\n\n\n\nProvenance: real\n", encoding="utf-8")
+    assert provenance(case) is None
+    (case / "SOURCE.md").write_text("# x / positive\n\nProvenance: synthetic\n", encoding="utf-8")
+    assert provenance(case) == "synthetic"
