@@ -1,7 +1,7 @@
 """A RangeResult as the bytes a Spark task sends back to the driver, and back.
 
-The hits stay packed (analyzers/scan.py pack_hits) in the decoded RangeResult:
-the driver unpacks one range's at a time while it assembles, so it never holds
+The hits stay packed (analyzers/scan.py pack_hits, chunks of PACK_CHUNK_HITS) in the
+decoded RangeResult: the driver unpacks one chunk at a time while it assembles, so it never holds
 every hit of a big bundle (analyzers/occurrences.py).
 
 Measured on the bench's 1 GB bundle (95,000 hits, 33,000 sampled error lines):
@@ -28,22 +28,20 @@ def encode(result: RangeResult) -> bytes:
     # so a field added to RangeResult travels without a change here.
     rest = {f.name: getattr(result, f.name) for f in fields(RangeResult) if f.name not in ("hits", "leads", "packed")}
     leads = {key: astuple(record) for key, record in result.leads.items()}   # tuples: no class per record
-    # Fewer than PACK_MIN_HITS travel inside the one compressed body and are unpacked at once
-    # (a small result compresses better whole); more are packed apart and stay packed.
-    hits = list(result.all_hits())
-    packed = pack_hits(hits) if len(hits) >= PACK_MIN_HITS else b""
-    rows = [] if packed else hit_rows(hits)
+    # The scan's packed chunks travel as they are and stay packed; fewer than PACK_MIN_HITS loose
+    # hits travel inside the one compressed body and are unpacked at once (a small result
+    # compresses better whole).
+    chunks = [(p if isinstance(p, bytes) else pack_hits(p), off) for p, off in result.packed]
+    rows = [] if len(result.hits) >= PACK_MIN_HITS else hit_rows(result.hits)
+    if result.hits and not rows:
+        chunks.insert(0, (pack_hits(result.hits), 0))   # `hits` come before `packed`
     body = zlib.compress(pickle.dumps((rows, leads, rest), protocol=pickle.HIGHEST_PROTOCOL), 1)
-    # One byte says whether packed hits (their length, then them) come before the body.
-    return b"\1" + len(packed).to_bytes(4, "big") + packed + body if packed else b"\0" + body
+    return pickle.dumps((chunks, body), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def decode(blob: bytes) -> RangeResult:
-    """The RangeResult; many hits stay packed (RangeResult.all_hits unpacks them when read)."""
-    packed, body = b"", blob[1:]
-    if blob[:1] == b"\1":
-        n = int.from_bytes(blob[1:5], "big")
-        packed, body = blob[5:5 + n], blob[5 + n:]
+    """The RangeResult; packed hits stay packed (RangeResult.all_hits unpacks them when read)."""
+    chunks, body = pickle.loads(blob)
     rows, leads, rest = pickle.loads(zlib.decompress(body))
-    return RangeResult(hits=rows_to_hits(rows), packed=[(packed, 0)] if packed else [],
+    return RangeResult(hits=rows_to_hits(rows), packed=chunks,
                        leads={key: LeadRecord(*values) for key, values in leads.items()}, **rest)
