@@ -19,7 +19,9 @@ def test_results_of_every_seed_bundle_survive_the_wire(tmp_path):
     assert sum(len(list(r.all_hits())) for r in results) > 50 and any(r.errors for r in results)
     assert any(h.header and h.header != h.text for r in results for h in r.all_hits()), "stack-trace hits expected"
     for r in results:
-        assert wire.decode(wire.encode(r)) == r
+        decoded = wire.decode(wire.encode(r))
+        assert decoded == r
+        assert decoded.__dict__["_errors"] is None   # the sample stays compressed after reading it
     # Each Spark task sends back its own result, so the baseline is one pickle per result
     # (pickling the whole list at once shares class and field names across ~1100 results,
     # which no task can do; that ratio sat at 0.49 and moved with the fixtures' file sizes).
