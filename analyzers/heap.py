@@ -1,7 +1,8 @@
 """Keep a scanning process's resident memory from growing with the bytes it has read.
 
-scan_range reads 8 MiB blocks and makes a few same-sized copies of each (the
-carry joined to the block, the complete lines, their last cut). glibc serves
+scan_range reads blocks (8 MiB when measured here, 1 MiB now) and makes a few
+same-sized copies of each (the carry joined to the block, the complete lines,
+their last cut). glibc serves
 such big allocations with mmap and returns them to the system on free, until
 a free of an mmapped block raises its threshold (dynamic, up to 32 MiB): from
 then on they come from the heap, whose top is rarely trimmed, so a process's

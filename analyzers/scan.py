@@ -7,10 +7,9 @@ relative to the range (`line_in_range`) plus the range's line count, so the
 caller numbers lines across ranges with a prefix sum: the same numbers either
 way, hence the same findings.
 
-Only the matched lines (and the line that starts each one's record, for its
-timestamp) leave this module, with a bounded sample of error-like records for
-the unmatched list and the leads (analyzers/lead_scan.py); everything else is
-bytes skimmed by Hyperscan.
+Only the matched lines (and the line that starts each one's record, for its timestamp)
+leave this module, with a bounded sample of error-like records for the unmatched list and
+the leads (analyzers/lead_scan.py); everything else is bytes skimmed by Hyperscan.
 """
 
 from __future__ import annotations
@@ -23,7 +22,9 @@ from typing import Any, Iterator
 from analyzers.lead_scan import MAX_LEAD_LINES, LeadCollector, LeadRecord
 from analyzers.signatures import ERROR_KEY, LEAD_KEY, VERSION_KEY_PREFIX, Matcher
 
-CHUNK = 8 * 1024 * 1024
+# Read block. A scan holds a few copies of one (Python peak on the bench's 1 GB / 100 MB bundles: 46 / 22
+# MiB with 8 MiB blocks, 7 / 6 with 1 MiB), and sampling stops a block after the samples fill (less CPU).
+CHUNK = 1024 * 1024
 # Bytes of one scan task (a ByteRange), in both engines. Spark tasks scan at most this
 # much too (analyzers/spark/runner.py: why not less).
 RANGE_BYTES = 64 * 1024 * 1024
@@ -78,9 +79,10 @@ class RangeResult:
                 and list(self.all_hits()) == list(other.all_hits()))
 
 
-# A range with this many hits or more keeps them packed until assembly reads them (the
-# local engine and a Spark task's result alike); fewer are not worth a zlib block of their own.
-PACK_MIN_HITS = 256
+# Hits stay packed (zlib) until assembly reads them, in chunks of PACK_CHUNK_HITS packed as the scan
+# goes: a worker or the driver holds one chunk unpacked, not a range's (10,000 hits, 7.9 MiB, in a
+# range of the bench's 1 GB bundle; 1,000 at 100 MB). Under PACK_MIN_HITS they are not worth a block.
+PACK_MIN_HITS, PACK_CHUNK_HITS = 256, 1024
 
 
 def packed_result(result: RangeResult) -> RangeResult:
@@ -112,9 +114,7 @@ def unpack_hits(blob: bytes) -> list[RawHit]:
 
 def plan_ranges(size: int, target: int) -> list[tuple[int, int]]:
     """Split [0, size) into ranges of about `target` bytes."""
-    if size <= target:
-        return [(0, size)]
-    return [(s, min(s + target, size)) for s in range(0, size, target)]
+    return [(0, size)] if size <= target else [(s, min(s + target, size)) for s in range(0, size, target)]
 
 
 def _aligned_start(f, start: int) -> int:
@@ -188,7 +188,7 @@ def scan_range(path: str, disk_path: str, start: int, end: int, matcher: Matcher
         line_no = 0                       # lines scanned so far
         carry = b""
         while base < end:
-            block = f.read(CHUNK)
+            block = f.read(max(CHUNK, len(carry)))   # doubling: a long line is not copied per MiB
             eof = not block
             data = carry + block
             if not data:
@@ -228,6 +228,8 @@ def scan_range(path: str, disk_path: str, start: int, end: int, matcher: Matcher
                 break
     headers.close()
     leads.close()
+    if result.packed and result.hits:   # all_hits yields `hits` first: the last ones go after the chunks
+        result.packed, result.hits = [*result.packed, (pack_hits(result.hits), 0)], []
     result.lines = line_no
     return result
 
@@ -260,6 +262,7 @@ def _scan_block(data: bytes, base: int, line_no: int, result: RangeResult, match
     prev_off, prev_line = 0, line_no
     leading = result.lead_lines < MAX_LEAD_LINES
     sampling = len(result.errors) < MAX_ERROR_LINES or leading
+    result.errors_sampled = result.errors_sampled or not sampling   # this block's error lines go unseen
     last_lead = -1                       # a line both the error and the lead pattern match is one candidate
     last_ls, line = -1, ""
     for idx, ls, le in matcher.candidates(data, errors=sampling, leads=leading):
@@ -292,4 +295,6 @@ def _scan_block(data: bytes, base: int, line_no: int, result: RangeResult, match
         else:
             caps = {k: v for k, v in m.groupdict().items() if v is not None}
             result.hits.append(RawHit(key, lineno, line[:MAX_TEXT], caps, headers.find(data, ls, base, line)))
+            if len(result.hits) >= PACK_CHUNK_HITS:
+                result.packed, result.hits = [*result.packed, (pack_hits(result.hits), 0)], []
 

@@ -56,7 +56,7 @@ def _scanned(matcher: Matcher, lines: list[str], tmp_path, leads: bool = False) 
     path.write_bytes("\n".join(lines).encode("utf-8") + b"\n")
     result = scan_range("mixed.log", str(path), 0, path.stat().st_size, matcher, 1 << 20, timestamps.is_record_start)
     assert result.lines == len(lines) and not result.errors_sampled
-    found = {(hit.key, hit.line_in_range) for hit in result.hits}
+    found = {(hit.key, hit.line_in_range) for hit in result.all_hits()}
     found |= {(ERROR_KEY, line) for line, _ in result.errors}
     found |= {(VERSION_KEY_PREFIX + comp, line) for comp, _, line, _ in result.versions}
     # A lead candidate (analyzers/lead_scan.py) is every line the error or a lead pattern takes;

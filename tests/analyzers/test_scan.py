@@ -47,7 +47,7 @@ def _hits(p, ranges, max_line=1 << 20):
     out, offset, errors = [], 0, 0
     for s, e in ranges:
         r = scan_range("a.log", str(p), s, e, m, max_line, is_start)
-        out += [(h.key, offset + h.line_in_range, h.text, tuple(sorted(h.captures.items())), h.header) for h in r.hits]
+        out += [(h.key, offset + h.line_in_range, h.text, tuple(sorted(h.captures.items())), h.header) for h in r.all_hits()]
         errors += r.error_count
         offset += r.lines
     return out, offset, errors
