@@ -17,14 +17,15 @@ from kb.models.runbooks import FileRevision, Runbook, Symptom
 from kb.models.teams import Team
 
 
-class RunbookProposal(models.Model):
+class Proposal(models.Model):
+    """A team admin's edit of a shipped file, filed for the maintainers: the whole proposed text,
+    the revision it was written against, and the maintainer's decision."""
+
     class Status(models.TextChoices):
         OPEN = "open", "Open"
         ACCEPTED = "accepted", "Accepted"
         DECLINED = "declined", "Declined"
 
-    runbook = models.ForeignKey(Runbook, models.CASCADE, related_name="proposals")  # the shipped row
-    team = models.ForeignKey(Team, models.CASCADE, related_name="runbook_proposals")
     author = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, related_name="+")
     text = models.TextField()                      # the whole proposed file
     message = models.CharField(max_length=200, blank=True)
@@ -36,7 +37,15 @@ class RunbookProposal(models.Model):
     decided = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        abstract = True
         ordering = ["-created"]
+
+
+class RunbookProposal(Proposal):
+    runbook = models.ForeignKey(Runbook, models.CASCADE, related_name="proposals")  # the shipped row
+    team = models.ForeignKey(Team, models.CASCADE, related_name="runbook_proposals")
+
+    class Meta(Proposal.Meta):
         indexes = [models.Index(fields=["status", "-created"], name="proposal_status_created")]
 
     def __str__(self) -> str:
@@ -76,25 +85,14 @@ class SymptomOverlayRevision(FileRevision):
                                                name="symptomoverlayrevision_unique_number")]
 
 
-class SymptomProposal(models.Model):
+class SymptomProposal(Proposal):
     """A team admin's edit of a library symptom filed for the maintainers (like RunbookProposal):
     accepted, it is the library symptom's next revision, for every team."""
 
     symptom = models.ForeignKey(Symptom, models.CASCADE, related_name="proposals")
     team = models.ForeignKey(Team, models.CASCADE, related_name="symptom_proposals")
-    author = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, related_name="+")
-    text = models.TextField()                      # the whole proposed YAML file
-    message = models.CharField(max_length=200, blank=True)
-    base_revision = models.PositiveIntegerField()  # the library revision it was written against
-    status = models.CharField(max_length=10, choices=RunbookProposal.Status.choices,
-                              default=RunbookProposal.Status.OPEN)
-    created = models.DateTimeField(auto_now_add=True)
-    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True,
-                                   related_name="+")
-    decided = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created"]
+    class Meta(Proposal.Meta):
         indexes = [models.Index(fields=["status", "-created"], name="symptomproposal_status_created")]
 
     def __str__(self) -> str:

@@ -142,18 +142,26 @@ def proposal_diff(*, proposal: RunbookProposal) -> list[DiffLine]:
 def proposal_decide(*, proposal: RunbookProposal, user: Any, accept: bool) -> RunbookRevision | None:
     """A maintainer accepts (the shipped runbook's next revision, authored by
     the maintainer, naming the proposer) or declines an open proposal."""
+    return proposal_settle(proposal=proposal, user=user, accept=accept,
+                           apply=lambda **kw: runbook_update(runbook=proposal.runbook, **kw))
+
+
+def proposal_settle(*, proposal: Any, user: Any, accept: bool, apply: Any) -> Any:
+    """Decide an open proposal of any kind: accepted, `apply(text=, author=, message=)` writes the
+    shipped file's next revision (authored by the maintainer, naming the proposer) in the same
+    transaction as the decision; declined, only the decision is kept."""
     if not is_maintainer(user):
         raise PermissionDenied("Only maintainers decide proposals.")
-    if proposal.status != RunbookProposal.Status.OPEN:
+    if proposal.status != proposal.Status.OPEN:
         raise RunbookError(f"proposal {proposal.pk} was {proposal.status} already")
     revision = None
     with transaction.atomic():
         if accept:
             who = proposal.author.get_username() if proposal.author_id else "someone"
             note = f"proposal {proposal.pk} by {who} of {proposal.team.name}"
-            revision = runbook_update(runbook=proposal.runbook, text=proposal.text, author=user,
-                                      message=f"{note}: {proposal.message}" if proposal.message else note)
-        proposal.status = RunbookProposal.Status.ACCEPTED if accept else RunbookProposal.Status.DECLINED
+            revision = apply(text=proposal.text, author=user,
+                             message=f"{note}: {proposal.message}" if proposal.message else note)
+        proposal.status = proposal.Status.ACCEPTED if accept else proposal.Status.DECLINED
         proposal.decided_by, proposal.decided = user, timezone.now()
         proposal.save(update_fields=["status", "decided_by", "decided"])
     return revision

@@ -10,16 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
-from django.utils import timezone
 
 from analyzers.runbooks import RunbookError, parse_symptom
-from kb.access import admin_team_ids, is_maintainer
+from kb.access import admin_team_ids
 from kb.lib.revisions import DiffLine, revision_diff
-from kb.models import RunbookProposal, Symptom, SymptomProposal, SymptomRevision, Team
+from kb.models import Symptom, SymptomProposal, SymptomRevision, Team
+from kb.services.governance import proposal_settle
 from kb.services.symptoms import symptom_file_path, symptom_text, symptom_update
-
-Status = RunbookProposal.Status
 
 
 def symptom_proposal_create(*, symptom: Symptom, team: Team, user: Any, text: str,
@@ -46,18 +43,5 @@ def symptom_proposal_diff(*, proposal: SymptomProposal) -> list[DiffLine]:
 def symptom_proposal_decide(*, proposal: SymptomProposal, user: Any, accept: bool) -> SymptomRevision | None:
     """A maintainer accepts (the library's next revision; RunbookError if a runbook using the
     symptom would break) or declines an open proposal."""
-    if not is_maintainer(user):
-        raise PermissionDenied("Only maintainers decide proposals.")
-    if proposal.status != Status.OPEN:
-        raise RunbookError(f"proposal {proposal.pk} was {proposal.status} already")
-    revision = None
-    with transaction.atomic():
-        if accept:
-            who = proposal.author.get_username() if proposal.author_id else "someone"
-            note = f"proposal {proposal.pk} by {who} of {proposal.team.name}"
-            revision = symptom_update(symptom=proposal.symptom, text=proposal.text, author=user,
-                                      message=f"{note}: {proposal.message}" if proposal.message else note)
-        proposal.status = Status.ACCEPTED if accept else Status.DECLINED
-        proposal.decided_by, proposal.decided = user, timezone.now()
-        proposal.save(update_fields=["status", "decided_by", "decided"])
-    return revision
+    return proposal_settle(proposal=proposal, user=user, accept=accept,
+                           apply=lambda **kw: symptom_update(symptom=proposal.symptom, **kw))

@@ -84,38 +84,31 @@ def proposal_list(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def proposal_detail(request: HttpRequest, pk: int) -> HttpResponse:
     proposal = _proposals_for(request.user).filter(pk=pk).first()
-    if proposal is None:
-        raise Http404("No such proposal.")
-    if request.method == "POST":
-        accept = request.POST.get("decision") == "accept"
-        try:
-            revision = governance.proposal_decide(proposal=proposal, user=request.user, accept=accept)
-        except RunbookError as exc:
-            messages.error(request, str(exc))
-        else:
-            messages.success(request, f"Accepted: revision {revision.number} of {proposal.runbook.slug}, for "
-                             "every team." if revision else "Declined." if not accept else "Accepted (no change).")
-        return redirect("proposal_detail", pk=proposal.pk)
-    return render(request, "kb/proposal_detail.html", {
-        "proposal": proposal, "diff": governance.proposal_diff(proposal=proposal),
-        "maintainer": is_maintainer(request.user)})
+    return _proposal_page(request, proposal, decide=governance.proposal_decide, diff=governance.proposal_diff,
+                          subject=lambda p: p.runbook.slug, url_name="proposal_detail")
 
 
 @require_http_methods(["GET", "POST"])
 def symptom_proposal_detail(request: HttpRequest, pk: int) -> HttpResponse:
     proposal = _proposals_for(request.user, SymptomProposal).filter(pk=pk).first()
+    return _proposal_page(request, proposal, decide=symptom_proposal_decide, diff=symptom_proposal_diff,
+                          subject=lambda p: f"symptom {p.symptom_id}", url_name="symptom_proposal_detail")
+
+
+def _proposal_page(request, proposal, *, decide, diff, subject, url_name) -> HttpResponse:
+    """A proposal with its diff; a maintainer's POST accepts or declines it (runbooks and symptoms alike)."""
     if proposal is None:
         raise Http404("No such proposal.")
     if request.method == "POST":
         accept = request.POST.get("decision") == "accept"
         try:
-            revision = symptom_proposal_decide(proposal=proposal, user=request.user, accept=accept)
+            revision = decide(proposal=proposal, user=request.user, accept=accept)
         except RunbookError as exc:
             messages.error(request, str(exc))
         else:
-            messages.success(request, f"Accepted: revision {revision.number} of symptom {proposal.symptom_id}, for "
+            messages.success(request, f"Accepted: revision {revision.number} of {subject(proposal)}, for "
                              "every team." if revision else "Declined." if not accept else "Accepted (no change).")
-        return redirect("symptom_proposal_detail", pk=proposal.pk)
-    return render(request, "kb/symptom_proposal_detail.html", {
-        "proposal": proposal, "diff": symptom_proposal_diff(proposal=proposal),
-        "maintainer": is_maintainer(request.user)})
+        return redirect(url_name, pk=proposal.pk)
+    return render(request, "kb/proposal_detail.html", {
+        "proposal": proposal, "diff": diff(proposal=proposal),
+        "symptom": isinstance(proposal, SymptomProposal), "maintainer": is_maintainer(request.user)})
