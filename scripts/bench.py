@@ -29,8 +29,8 @@
    how often the decisive line is among the first 5 leads (scripts/leads_eval.py;
    target >= 90 %).
 
-Targets: local >= 100 MB/s on one core; leads <= 10 % of the analysis; the Spark
-engine's against ripgrep and the local engine: scripts/bench_spark.py.
+Targets: local >= 100 MB/s on one core; leads <= 10 % of the analysis of the
+largest bundle made (1 GB, as issue 12 sets it); the Spark engine's against ripgrep and the local engine: scripts/bench_spark.py.
 """
 
 from __future__ import annotations
@@ -777,7 +777,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average before measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
           "(MB/s are wall clock; 'per CPU-s' discounts other processes' load)\n", flush=True)
     results: dict[str, dict] = {}
-    share = _leads_share_row(row, bundles[args.local_mb], args.master, args.catalog_runs)
+    # Issue 12's target is on a 1 GB bundle: the lead records are bounded per range, so their
+    # share falls with size; measured on the largest bundle made (1000 MB unless told otherwise).
+    share = _leads_share_row(row, bundles[max(bundles)], args.master, args.catalog_runs)
     if share > TARGET_LEADS_SHARE:
         failures.append(f"leads take {share:.0%} of the analysis")
     if args.leads_only:
