@@ -19,10 +19,11 @@ README = (FIXTURES / "README.md").read_text(encoding="utf-8")
 # The slugs a label may name: every runbook of the catalog (runbooks/<slug>.md).
 SLUGS = {p.stem for p in RUNBOOKS_DIR.glob("*.md") if p.stem != "README"}
 
-# Measured 2026-11-24 on 30 cases (python -m scripts.accuracy_eval): 9/17 top-1 and top-3.
+# Measured 2026-11-24 on 30 cases (python -m scripts.accuracy_eval): 9/17 top-1 and top-3; after
+# runbooks-2 relabelled three null cases (29 cases): 14/20 top-1 and top-3.
 MIN_CASES = 29
-MIN_HIT1 = 12
-MIN_HIT3 = 12
+MIN_HIT1 = 14
+MIN_HIT3 = 14
 # The one false finding measured (MISSES.md): the election-port runbook names the consequence of
 # a duplicate myid. The list may only shrink: any other case with a false finding fails the test.
 KNOWN_FALSE = {"zookeeper-ensemble-all-myid-1-election-refused"}
