@@ -19,11 +19,12 @@ README = (FIXTURES / "README.md").read_text(encoding="utf-8")
 # The slugs a label may name: every runbook of the catalog (runbooks/<slug>.md).
 SLUGS = {p.stem for p in RUNBOOKS_DIR.glob("*.md") if p.stem != "README"}
 
-# Measured 2026-11-24 on 30 cases (python -m scripts.accuracy_eval): 9/17 top-1 and top-3;
-# 13/18 on 29 once zookeeper-myid-not-in-peer-list existed (the cp-image case relabelled).
+# Measured 2026-11-24 on 30 cases (python -m scripts.accuracy_eval): 9/17 top-1 and top-3; at the
+# end of that day, 29 cases (one left for a runbook fixture) with five null cases relabelled to
+# runbooks written from other threads that day: 15/22 top-1 and top-3.
 MIN_CASES = 29
-MIN_HIT1 = 13
-MIN_HIT3 = 13
+MIN_HIT1 = 15
+MIN_HIT3 = 15
 # The one false finding measured (MISSES.md): the election-port runbook names the consequence of
 # a duplicate myid. The list may only shrink: any other case with a false finding fails the test.
 KNOWN_FALSE = {"zookeeper-ensemble-all-myid-1-election-refused"}
