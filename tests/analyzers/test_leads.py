@@ -70,7 +70,7 @@ FORMATS = [
      "state", "Node Transitioned from RUNNING to UNHEALTHY"),
     ("cases/flink-insufficient-network-buffers/positive", "jm-1/flink-flink-standalonesession-0-jm-1.log", 2,
      "jm-1", "2022-11-08T10:05:17.431", "exception", "switched from DEPLOYING to FAILED on tm-4"),
-    ("cases/hbase-regionserver-session-expired/positive-hdp-youaredead", "rs-hdps01/hbase-regionserver.log", 1,
+    ("cases/hbase-regionserver-session-expired/positive", "rs-hdps01/hbase-regionserver.log", 1,
      "rs-hdps01", "2017-05-23T06:59:22.173", "exception", "ABORTING region server"),
     ("cases/mapreduce-task-timeout/positive", "client-1/job-client.log", 5, "client-1", "2016-03-16T11:16:52",
      "stop", "Container exited with a non-zero exit code 143"),

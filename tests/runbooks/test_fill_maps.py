@@ -110,7 +110,7 @@ FIRST_STEP = {
     "zookeeper": ("zookeeper-acl-noauth", "positive", "<path>", "/config/topics/test"),
     "hbase": ("hbase-region-in-transition-stuck", "positive", "hbase-*-master-*.log", "hbase-hbase-master-hm-1.log"),
     "kafka": ("kafka-advertised-listeners-unreachable", "positive", "<client-log>", "logstash-plain.log"),
-    "flink": ("flink-checkpoint-expired", "positive-flink111-cdc", "<jobId>", "9ee5f488e87f39d44f7cd9e6da6ff1cd"),
+    "flink": ("flink-checkpoint-expired", "positive", "<jobId>", "9ee5f488e87f39d44f7cd9e6da6ff1cd"),
     "spark": ("spark-shuffle-block-too-large-frame", "positive", "<executor-logs>", "spark-executor.log"),
     "kerberos": ("kerberos-keytab-unreadable", "positive", "<keytab>", "/etc/security/hdfs.keytab"),
 }
