@@ -64,7 +64,7 @@ FORMATS = [
      "exception", "SASL configuration failed: javax.security.auth.login.LoginException"),
     ("cases/kerberos-server-principal-not-found/positive", "kafka-1/kafka-server.log", 1, "kafka-1", None,
      "exception", "KrbException: Server not found in Kerberos database"),
-    ("cases/flink-zk-suspended-lost-leadership/near-miss-soft-lockup-jm-host", "hadoop-080-037/flink-jobmanager.log",
+    ("cases/flink-zk-suspended-lost-leadership/near-miss", "hadoop-080-037/flink-jobmanager.log",
      37, "hadoop-080-037", "2019-04-23T17:39:19.857", "state", "State change: SUSPENDED"),
     ("cases/disk-full/near-miss", "rm-1/yarn-resourcemanager.log", 5, "rm-1", "2016-03-24T10:10:43.398",
      "state", "Node Transitioned from RUNNING to UNHEALTHY"),
