@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from analyzers.diagnose import _relation_holds
+from analyzers.diagnose import _relation_holds, symptom_requirers
 from analyzers.model import Hit
 from analyzers.occurrences import Occurrences, as_occurrences
 from analyzers.runbook_spec import Condition, RunbookSpec, SymptomUse
@@ -95,11 +95,7 @@ def considered(occurrences: Occurrences | dict[str, list[Hit]], runbooks: list[R
                findings: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(ruled_out, candidates); candidates only when there is no finding."""
     occurrences = as_occurrences(occurrences, runbooks)
-    requirers: dict[str, list[str]] = defaultdict(list)
-    for rb in runbooks:
-        for s in rb.symptoms:
-            if s.role == "required":
-                requirers[s.id].append(rb.slug)
+    requirers = symptom_requirers(runbooks)
     found = {f["runbook"] for f in findings}
     verdicts = [v for rb in runbooks if rb.slug not in found
                 and (v := _verdict(rb, occurrences, requirers)) is not None]

@@ -41,6 +41,17 @@ def symptom_users(runbooks: list[RunbookSpec]) -> dict[str, list[str]]:
     return users
 
 
+
+def symptom_requirers(runbooks: list[RunbookSpec]) -> dict[str, list[str]]:
+    """{symptom id: slugs of the runbooks that require it} (a symptom several runbooks require
+    decides none of them alone: diagnose and considered both ask)."""
+    requirers: dict[str, list[str]] = defaultdict(list)
+    for rb in runbooks:
+        for s in rb.symptoms:
+            if s.role == "required":
+                requirers[s.id].append(rb.slug)
+    return requirers
+
 def _relation_holds(rel: Relation, present: dict[str, list[Hit]]) -> Hit | None:
     """The first 'then' occurrence that satisfies the relation with some 'first' occurrence."""
     firsts, thens = present.get(rel.first, []), present.get(rel.then, [])
@@ -90,11 +101,7 @@ def _version_adjustment(rb: RunbookSpec, versions: dict[str, list[str]]) -> tupl
 def diagnose(occurrences: Occurrences | dict[str, list[Hit]], runbooks: list[RunbookSpec],
              versions: dict[str, list[str]], config: dict[str, str]) -> list[dict[str, Any]]:
     occurrences = as_occurrences(occurrences, runbooks)
-    requirers: dict[str, list[str]] = defaultdict(list)
-    for rb in runbooks:
-        for s in rb.symptoms:
-            if s.role == "required":
-                requirers[s.id].append(rb.slug)
+    requirers = symptom_requirers(runbooks)
     findings = []
     for rb in runbooks:
         f = _diagnose_one(rb, occurrences, requirers, versions, config)
