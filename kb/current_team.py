@@ -26,8 +26,7 @@ def current_team(request: HttpRequest) -> Team | None:
     """The chosen team if the user is still a member of it, else their first team (None: no team)."""
     if not hasattr(request, "_kb_current_team"):
         user, chosen = request.user, request.session.get(SESSION_KEY)
-        membership = (Membership.objects.filter(user=user, team_id=chosen).select_related("team").first()
-                      if chosen is not None and user.is_authenticated else None)
+        membership = _membership(user, chosen) if chosen is not None else None
         request._kb_current_team = membership.team if membership else viewer_team(user)
     return request._kb_current_team
 
@@ -38,8 +37,7 @@ def team_switch(request: HttpRequest, team_id: Any) -> Team:
         team_id = int(team_id)
     except (TypeError, ValueError):
         raise PermissionDenied("No such team of yours.") from None
-    membership = (Membership.objects.filter(user=request.user, team_id=team_id).select_related("team").first()
-                  if request.user.is_authenticated else None)
+    membership = _membership(request.user, team_id)
     if membership is None:
         raise PermissionDenied("You are not a member of that team.")
     request.session[SESSION_KEY] = membership.team_id
@@ -53,3 +51,10 @@ def team_context(request: HttpRequest) -> dict[str, Any]:
         return {}
     teams = list(Team.objects.filter(memberships__user=request.user).order_by("name").distinct())
     return {"current_team": current_team(request) if teams else None, "my_teams": teams}
+
+
+def _membership(user: Any, team_id: Any) -> Membership | None:
+    """The user's membership of that team, or None (not a member, or not logged in)."""
+    if not user.is_authenticated:
+        return None
+    return Membership.objects.filter(user=user, team_id=team_id).select_related("team").first()

@@ -18,7 +18,8 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
 from analyzers.model import Limits
-from kb.models import Bundle, Incident, Membership, Team
+from kb.models import Bundle, Incident, Team
+from kb.selectors.catalog import viewer_team
 from kb.services.activity import activity_record
 
 UPLOAD_NAME = "upload"
@@ -101,11 +102,10 @@ def _copy(uploaded_file: UploadedFile, target: Path) -> tuple[int, str]:
 
 def bundle_default_team(*, user) -> Team:
     """Where an upload that names no incident goes: the user's first team."""
-    membership = (Membership.objects.filter(user=user).select_related("team")
-                  .order_by("created", "id").first())
-    if membership is None:
+    team = viewer_team(user)
+    if team is None:
         raise NoTeam(f"{user} belongs to no team")
-    return membership.team
+    return team
 
 
 def bundle_incident_for_upload(*, user, team: Team, name: str) -> Incident:
