@@ -31,7 +31,7 @@ from kb.access import team_is_admin
 from kb.models import Analysis, Bundle, Incident, Team
 from kb.services.activity import activity_record
 from kb.services.bundles import bundle_incident_for_upload, display_name, safe_label
-from kb.services.storage import analyses_rate_check
+from kb.services.storage import quota_admit
 
 REMOTE_SCHEMES = ("hdfs", "s3a")
 
@@ -132,9 +132,9 @@ def analysis_from_uri(*, user, uri: str, incident: Incident | None = None, team:
     if not team_is_admin(user, team_id):
         raise UriRefused("Only an admin of the team may name a bundle by URI.", status=403)
     normalised = bundle_uri_check(uri)
-    analyses_rate_check(team_id=team_id)
     name = display_name(unquote(urlparse(normalised).path).rstrip("/"))
     with transaction.atomic():
+        quota_admit(team_id=team_id)   # the hourly limit, under the team's quota lock like uploads
         if incident is None:
             incident = bundle_incident_for_upload(user=user, team=team, name=name)
         bundle = Bundle.objects.create(team_id=incident.team_id, incident=incident, uploaded_by=user,
