@@ -49,6 +49,7 @@ bench: install
 	$(PY) -m scripts.bench_api
 	$(PY) -m scripts.bench_search
 	$(PY) -m scripts.accuracy_eval
+	$(PY) -m scripts.wording_coverage
 
 chaos: install
 	$(PY) -m pytest -m chaos --run-chaos $(PYTEST_ARGS)
