@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from analyzers.diagnose import _relation_holds, symptom_requirers
+from analyzers.diagnose import _relation_holds, present_uses, symptom_requirers
 from analyzers.model import Hit
 from analyzers.occurrences import Occurrences, as_occurrences
 from analyzers.runbook_spec import Condition, RunbookSpec, SymptomUse
@@ -42,7 +42,10 @@ def _verdict(rb: RunbookSpec, occurrences: Occurrences,
     seen = [sid for sid in uses if occurrences.count(sid)]
     if not any(uses[sid].role != "excluding" for sid in seen):
         return None
-    present = {sid: use for sid in seen if (use := occurrences.use(sid, uses[sid].where)) is not None}
+    present = present_uses(rb, occurrences)
+    # A burst usage not met counts as missing; why, in the reason and the candidate's next step.
+    bursts = {sid: use.burst(s.burst).shortfall(use.count, s.burst) for sid, s in uses.items()
+              if s.burst and sid not in present and (use := occurrences.use(sid, s.where)) is not None}
     # Relations pair occurrences (quadratic when they fail); for a runbook that is no
     # finding anyway, its earliest occurrences are enough to say which relation held.
     sample = {sid: use.earliest.items[:MAX_RELATION_HITS] for sid, use in present.items()}
@@ -61,7 +64,9 @@ def _verdict(rb: RunbookSpec, occurrences: Occurrences,
             continue
         missing.extend(members)
         for m in members:
-            if m.id in seen:
+            if m.id in bursts:
+                problems.append(("condition", f"required {m.id} {bursts[m.id]}"))
+            elif m.id in seen:
                 problems.append(("condition", f"required {m.id} seen {occurrences.count(m.id)}x but never "
                                               f"with {_cond_text(m.where)}"))
         unseen = [m for m in members if m.id not in seen]
@@ -87,7 +92,7 @@ def _verdict(rb: RunbookSpec, occurrences: Occurrences,
         "runbook": rb.slug, "title": rb.title, "kind": kind,
         "reason": "; ".join(text for _, text in problems), "symptoms": seen,
         "_found": [sid for sid in present if uses[sid].role != "excluding"],
-        "_missing": missing, "_score": round(score, 2),
+        "_missing": missing, "_bursts": bursts, "_score": round(score, 2),
     }
 
 
@@ -116,7 +121,9 @@ def _candidate(v: dict[str, Any], by_slug: dict[str, RunbookSpec], rivals: set[s
     missing = [{"symptom": m.id, "title": m.title} for m in v["_missing"]]
     steps = []
     if missing:
-        steps.append("look for " + " or ".join(f"'{m['title']}'" for m in missing))
+        steps.append("look for " + " or ".join(
+            f"'{m['title']}'" + (f" ({v['_bursts'][m['symptom']]})" if m["symptom"] in v["_bursts"] else "")
+            for m in missing))
     tell = _differential(rb, by_slug, rivals)
     if tell:
         steps.append(tell)

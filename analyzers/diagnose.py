@@ -52,6 +52,17 @@ def symptom_requirers(runbooks: list[RunbookSpec]) -> dict[str, list[str]]:
                 requirers[s.id].append(rb.slug)
     return requirers
 
+def present_uses(rb: RunbookSpec, occurrences: Occurrences) -> dict[str, Use]:
+    """{symptom id: its hits as rb uses them} for the symptoms present for rb: seen, meeting
+    `where`, and for a usage with a `burst`, that many within its window."""
+    present: dict[str, Use] = {}
+    for s in rb.symptoms:
+        use = occurrences.use(s.id, s.where)
+        if use is not None and (s.burst is None or use.burst(s.burst).count >= s.burst.count):
+            present[s.id] = use
+    return present
+
+
 def _relation_holds(rel: Relation, present: dict[str, list[Hit]]) -> Hit | None:
     """The first 'then' occurrence that satisfies the relation with some 'first' occurrence."""
     firsts, thens = present.get(rel.first, []), present.get(rel.then, [])
@@ -112,11 +123,7 @@ def diagnose(occurrences: Occurrences | dict[str, list[Hit]], runbooks: list[Run
 
 
 def _diagnose_one(rb: RunbookSpec, occurrences: Occurrences, requirers, versions, config) -> dict[str, Any] | None:
-    present: dict[str, Use] = {}
-    for s in rb.symptoms:
-        use = occurrences.use(s.id, s.where)
-        if use is not None:
-            present[s.id] = use
+    present = present_uses(rb, occurrences)
     # Required symptoms: each ungrouped one must be present; of a `group`, one is enough
     # (the same requirement seen through different logs, e.g. a GC log or a pause monitor).
     groups: dict[str, list] = defaultdict(list)
@@ -138,15 +145,16 @@ def _diagnose_one(rb: RunbookSpec, occurrences: Occurrences, requirers, versions
             continue
         w = s.weight
         n = present[s.id].count
+        burst = f"; {present[s.id].burst(s.burst).text(s.burst)}" if s.burst else ""
         if s.role == "excluding":
             if s.veto:
                 return None
             score -= w
-            why.append(_reason(-w, "symptom", f"{s.id} ({n}x): points at another cause",
+            why.append(_reason(-w, "symptom", f"{s.id} ({n}x{burst}): points at another cause",
                                symptom=s.id, count=n, role=s.role))
         else:
             score += w
-            why.append(_reason(w, "symptom", f"{s.id} ({n}x, {s.role})",
+            why.append(_reason(w, "symptom", f"{s.id} ({n}x, {s.role}{burst})",
                                symptom=s.id, count=n, role=s.role))
     pairs = {sid: use.relation_hits() for sid, use in present.items()}
     for rel in rb.relations:
@@ -165,10 +173,13 @@ def _diagnose_one(rb: RunbookSpec, occurrences: Occurrences, requirers, versions
     why.extend(notes)
     confidence = round(min(0.99, max(0.05, score)), 2)
     evidence = []
-    for sid, use in present.items():
-        if any(s.id == sid and s.role == "excluding" for s in rb.symptoms):
+    for s in rb.symptoms:
+        if s.id not in present or s.role == "excluding":
             continue
-        evidence.extend(use.earliest.items[:MAX_EVIDENCE_PER_SYMPTOM])
+        use = present[s.id]
+        # A burst's evidence is its densest window, not the routine occurrences before it.
+        evidence.extend(use.burst_hits(s.burst, MAX_EVIDENCE_PER_SYMPTOM) if s.burst
+                        else use.earliest.items[:MAX_EVIDENCE_PER_SYMPTOM])
     evidence.sort(key=_sort_key)
     return {
         "runbook": rb.slug,

@@ -20,6 +20,9 @@ them is kept here instead, exactly, so findings do not change:
   the latest member not after it, or the earliest not before it). Without a
   window one bucket per host keeps the earliest and latest; host conditions
   compare hosts, kept apart.
+- for a use some runbook puts a `burst` on, its count per whole second (and host),
+  and the earliest hit of each of the first MAX_BURST_SAMPLE_SECONDS seconds: a
+  burst's densest window and its evidence (analyzers/burst.py).
 """
 
 from __future__ import annotations
@@ -28,12 +31,14 @@ import math
 from datetime import datetime
 from typing import Any, Iterable, Iterator
 
+from analyzers.burst import Densest, SecondKey, densest
 from analyzers.conditions import all_hold
 from analyzers.model import Hit
 
 KEEP_EARLIEST = 500     # per symptom, >= engine.MAX_TIMELINE
 KEEP_USE_EARLIEST = 200  # per use, >= diagnose.MAX_EVIDENCE_PER_SYMPTOM and considered.MAX_RELATION_HITS
 MAX_IN_ORDER = 2000     # = engine.MAX_EXPLAINED_PER_SYMPTOM
+MAX_BURST_SAMPLE_SECONDS = 2000   # per use: seconds whose earliest hit can be a burst's evidence
 
 
 _EPOCH = datetime(1970, 1, 1)
@@ -77,13 +82,17 @@ class Earliest:
 class Use:
     """One `where` on one symptom: its hits as the runbooks that put it see them."""
 
-    def __init__(self, window: float | None):
+    def __init__(self, window: float | None, bursty: bool = False):
         self.count = 0
         self.earliest = Earliest(KEEP_USE_EARLIEST)
         self._window = window
         # (host, naive?, bucket) -> [earliest, latest]; naive and aware times never compared
         self._timed: dict[tuple[str | None, bool, float], list[Hit]] = {}
         self._untimed: dict[str | None, Hit] = {}
+        # Only for a use a runbook puts a burst on: the counts cost a slot per distinct second.
+        self._per_second: dict[SecondKey, int] | None = {} if bursty else None
+        self._second_samples: dict[SecondKey, Hit] = {}
+        self._densest: dict[Any, Densest] = {}
 
     def add(self, hit: Hit) -> None:
         self.count += 1
@@ -92,6 +101,8 @@ class Use:
             self._untimed.setdefault(hit.host, hit)
             return
         seconds = _seconds(hit.when)
+        if self._per_second is not None:
+            self._count_second(hit, (hit.host, hit.when.tzinfo is None, math.floor(seconds)))
         bucket = (0 if self._window is None else seconds if self._window <= 0
                   else math.floor(seconds / self._window))
         key = (hit.host, hit.when.tzinfo is None, bucket)
@@ -102,6 +113,32 @@ class Use:
             ends[0] = hit
         elif hit.when > ends[1].when:
             ends[1] = hit
+
+    def _count_second(self, hit: Hit, key: SecondKey) -> None:
+        self._per_second[key] = self._per_second.get(key, 0) + 1
+        self._densest.clear()
+        kept = self._second_samples.get(key)
+        if kept is None:
+            if len(self._second_samples) < MAX_BURST_SAMPLE_SECONDS:
+                self._second_samples[key] = hit
+        elif sort_key(hit) < sort_key(kept):
+            self._second_samples[key] = hit
+
+    def burst(self, burst) -> Densest:
+        """The densest window of `burst.within` (runbook_spec.Burst) over this use's hits."""
+        found = self._densest.get(burst)
+        if found is None:
+            found = self._densest[burst] = densest(self._per_second or {}, burst)
+        return found
+
+    def burst_hits(self, burst, n: int) -> list[Hit]:
+        """The first n hits of the densest window that are still at hand (the earliest hits and
+        one per sampled second); the earliest hits when none of them is in it."""
+        window = self.burst(burst)
+        pool = {id(h): h for h in (*self.earliest.items, *self._second_samples.values())}
+        inside = [h for h in pool.values() if h.when is not None and window.holds(
+            (h.host, h.when.tzinfo is None, math.floor(_seconds(h.when))), burst.hosts)]
+        return sorted(inside, key=sort_key)[:n] or self.earliest.items[:n]
 
     def relation_hits(self) -> list[Hit]:
         """Hits on which a relation holds exactly when it holds on all of them (module doc)."""
@@ -144,10 +181,13 @@ class Occurrences:
 
     def __init__(self, runbooks: Iterable):
         self._windows: dict[str, dict[Any, float | None]] = {}
+        self._bursty: set[tuple[str, Any]] = set()   # (symptom, where) a runbook puts a burst on
         for rb in runbooks:
             wheres = {s.id: s.where for s in rb.symptoms}
             for s in rb.symptoms:
                 self._windows.setdefault(s.id, {}).setdefault(s.where, None)
+                if s.burst is not None:
+                    self._bursty.add((s.id, s.where))
             for rel in rb.relations:
                 for sid in (rel.first, rel.then):
                     if sid in wheres and rel.within_s is not None:
@@ -158,7 +198,8 @@ class Occurrences:
     def add(self, hit: Hit) -> None:
         symptom = self._symptoms.get(hit.symptom)
         if symptom is None:
-            uses = {where: Use(window) for where, window in self._windows.get(hit.symptom, {}).items()}
+            uses = {where: Use(window, (hit.symptom, where) in self._bursty)
+                    for where, window in self._windows.get(hit.symptom, {}).items()}
             symptom = self._symptoms[hit.symptom] = Symptom(uses)
         symptom.add(hit)
 

@@ -12,9 +12,11 @@ import re
 from typing import Any
 
 from analyzers.runbook_vocabulary import (
-    CAPTURE_TYPES, COMPONENTS, DURATION_RE, FACTS, FIX_KEYS, FIX_KINDS, KNOB_KEYS, OPS, RELATION_KEYS, ROLES, SEVERITIES,
+    CAPTURE_TYPES, COMPONENTS, FACTS, FIX_KEYS, FIX_KINDS, KNOB_KEYS, OPS, RELATION_KEYS, ROLES, SEVERITIES,
     SLUG_RE, STEP_KEYS, SYMPTOM_DEF_KEYS, SYMPTOM_USE_KEYS, TICKET_KEYS, TICKET_STATUSES, TOP_KEYS, UNSUPPORTED_RE, VERSION_COMPONENTS,
+    parse_duration_ms,
 )
+from analyzers.burst import check_burst
 from analyzers.fill import check_fill
 from analyzers.runbook_links import check_leads_to
 from analyzers.versions import parse_range
@@ -72,14 +74,6 @@ class Problems:
             self.error(where, f"must be a list with at least {min_len} item(s)")
             return []
         return value
-
-
-def parse_duration_ms(text: str) -> float:
-    m = DURATION_RE.match(str(text).strip())
-    if not m:
-        raise ValueError(f"bad duration {text!r} (use e.g. 500ms, 30s, 10m, 2h)")
-    n, unit = float(m.group(1)), m.group(2)
-    return n * {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}[unit]
 
 
 # --- symptom library files ----------------------------------------------------
@@ -194,7 +188,7 @@ def _check_symptom_uses(symptoms: Any, p: Problems, library: dict[str, dict[str,
         inline = sorted(set(s) & (SYMPTOM_DEF_KEYS - {"id"}))
         if inline:
             p.error(where, f"definition key(s) {inline} belong in runbooks/symptoms/{sid}.yaml; "
-                           "a runbook lists only id, role, weight, group, where, veto")
+                           "a runbook lists only id, role, weight, group, where, veto, burst")
         p.keys({k: v for k, v in s.items() if k not in inline}, SYMPTOM_USE_KEYS | {"id"}, {"id", "role"}, where)
         if sid in ids:
             p.error(where, "listed twice")
@@ -216,6 +210,7 @@ def _check_symptom_uses(symptoms: Any, p: Problems, library: dict[str, dict[str,
         if "veto" in s and role != "excluding":
             p.warn(where, "veto only applies to excluding symptoms")
         _check_where(s, definition, p, where)
+        check_burst(s.get("burst"), p, where)
     if uses and not any(isinstance(s, dict) and s.get("role") == "required" for s in uses):
         p.error("symptoms", "at least one symptom must have role 'required'")
     return ids

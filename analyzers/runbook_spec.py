@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from analyzers.runbook_checks import parse_duration_ms
+from analyzers.runbook_vocabulary import parse_duration_ms
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,15 @@ class Condition:
     capture: str
     op: str
     value: Any
+
+
+@dataclass(frozen=True)
+class Burst:
+    """`burst` on a usage: `count` occurrences within `within` (analyzers/burst.py)."""
+    count: int
+    within_s: float                   # seconds
+    within: str                       # as the runbook wrote it ("30s"), for explanations
+    hosts: str = "any"                # any | same (all on one host)
 
 
 @dataclass(frozen=True)
@@ -37,6 +46,7 @@ class SymptomUse:
     fact: str | None = None
     captures: Mapping[str, str] = field(default_factory=dict)
     look_in: str | None = None        # where the line would be found (for candidates' next step)
+    burst: Burst | None = None        # present only when this many occurrences come this close together
 
 
 @dataclass(frozen=True)
@@ -171,7 +181,12 @@ def _symptom_use(s: Mapping[str, Any]) -> SymptomUse:
         where=tuple(Condition(c["capture"], c["op"], c["value"]) for c in s.get("where") or []),
         veto=s.get("veto", True), patterns=tuple(s.get("patterns") or []), fact=s.get("fact"),
         captures=dict(s.get("captures") or {}), look_in=s.get("look_in"),
+        burst=_burst(s["burst"]) if s.get("burst") else None,
     )
+
+
+def _burst(b: Mapping[str, Any]) -> Burst:
+    return Burst(count=int(b["count"]), within_s=_seconds(b), within=str(b["within"]), hosts=b.get("hosts", "any"))
 
 
 def _relation(r: Mapping[str, Any]) -> Relation:

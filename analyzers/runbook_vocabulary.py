@@ -31,7 +31,8 @@ TOP_KEYS = {
 }
 # A symptom's definition lives in runbooks/symptoms/<id>.yaml; a runbook only uses it.
 SYMPTOM_DEF_KEYS = {"id", "title", "patterns", "fact", "captures", "level", "examples", "sources", "description", "look_in"}
-SYMPTOM_USE_KEYS = {"role", "weight", "where", "veto", "group"}
+SYMPTOM_USE_KEYS = {"role", "weight", "where", "veto", "group", "burst"}
+BURST_KEYS = {"count", "within", "hosts"}
 LEADS_TO_KEYS = {"slug", "as", "why", "hosts", "within"}
 LEADS_TO_KINDS = ("cause", "trigger")
 RELATION_KEYS = {"first", "then", "within", "order", "hosts", "role", "weight", "why"}
@@ -39,3 +40,12 @@ KNOB_KEYS = {"key", "component", "file", "default", "defaults", "recommended", "
 FIX_KEYS = {"title", "kind", "steps"}
 STEP_KEYS = {"text", "command"}
 TICKET_KEYS = {"id", "title", "status", "affected", "fixed_in", "url"}
+
+
+def parse_duration_ms(text: str) -> float:
+    """A relation's, link's or burst's `within` ("500ms", "30s", "10m", "2h") in milliseconds."""
+    m = DURATION_RE.match(str(text).strip())
+    if not m:
+        raise ValueError(f"bad duration {text!r} (use e.g. 500ms, 30s, 10m, 2h)")
+    n, unit = float(m.group(1)), m.group(2)
+    return n * {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}[unit]

@@ -63,13 +63,15 @@ def runbook_detail(*, runbook: Runbook, team: Team | None) -> dict[str, Any]:
         {"kind": kind, "label": label, "fixes": [f for f in fixes if f.kind == kind]}
         for kind, label in FIX_KIND_LABELS.items()
     ]
+    # `burst` lives in the front matter only (no column): read it from there.
+    bursts = {s["id"]: s["burst"] for s in runbook.meta.get("symptoms") or [] if s.get("burst")}
     slugs = set(catalog.filter(
         slug__in=[d["slug"] for d in runbook.meta.get("differential") or []]
     ).values_list("slug", flat=True))
     return {
         "body_html": markdown_render(text=runbook.body),
         "symptoms": [{"use": u, "symptom": symptom_as_seen(symptom=u.symptom, team=team),
-                      "others": others.get(u.symptom_id, [])} for u in uses],
+                      "others": others.get(u.symptom_id, []), "burst": bursts.get(u.symptom_id)} for u in uses],
         "knobs": list(runbook.knobs.all()),
         "fix_groups": [g for g in fix_groups if g["fixes"]],
         "tickets": list(runbook.tickets.all()),

@@ -1,5 +1,6 @@
 """Differential diagnosis rules, on small runbooks written here (the real catalog is tested elsewhere)."""
 
+from analyzers.considered import considered
 from analyzers.diagnose import diagnose, symptom_summary
 from analyzers.model import Hit
 from analyzers.runbook_spec import runbook_spec
@@ -103,3 +104,70 @@ def test_one_required_symptom_of_a_group_is_enough():
     (f,) = diagnose({"gc-log-pause": [hit("gc-log-pause")]}, [book], {}, {})
     assert f["runbook"] == "gc" and f["confidence"] == 0.5
     assert diagnose({HEARTBEAT: [hit(HEARTBEAT)]}, [book], {}, {}) == []
+
+
+# A burst: a real server line (shayhatsor/zookeeper#34, a ZooKeeper 3.5 server log); the
+# tests vary only when and where it was logged.
+EXPIRY = ("2018-12-09 18:21:09,031 [myid:] - INFO  [SessionTracker:ZooKeeperServer@354] - "
+          "Expiring session 0x10000085bd30000, timeout of 4000ms exceeded")
+
+
+def expiry(at: str | None, host="zk1", line=1):
+    return Hit(symptom="expiry", path=f"{host}/zookeeper.log", line=line, text=EXPIRY, captures={"timeout_ms": 4000.0},
+               timestamp=f"2018-12-09T18:{at}" if at else None, level="INFO", host=host, component="zookeeper")
+
+
+def storm_book(hosts="any"):
+    return rb("storm", [sym("expiry", "required", 0.6, burst={"count": 3, "within": "10s", "hosts": hosts}),
+                        sym("slow-fsync", "supporting", 0.1)])
+
+
+def _expiries(*ats, host="zk1"):
+    return [expiry(at, host, line=i + 1) for i, at in enumerate(ats)]
+
+
+def test_a_burst_is_met_by_that_many_occurrences_within_the_window():
+    (f,) = diagnose({"expiry": _expiries("21:09.031", "21:10.500", "21:11.002")}, [storm_book()], {}, {})
+    assert f["runbook"] == "storm" and f["confidence"] == 0.6
+    assert f["explanation"] == ["+0.60 expiry (3x, required; 3 occurrences within 10s "
+                                "(from 2018-12-09T18:21:09 to 2018-12-09T18:21:11))"]
+
+
+def test_a_burst_spread_out_is_missing_and_the_considered_list_says_by_how_much():
+    occ = {"expiry": _expiries("21:09.031", "21:30.000", "21:51.000"), "slow-fsync": [hit("slow-fsync")]}
+    assert diagnose(occ, [storm_book()], {}, {}) == []
+    (ruled,), (cand,) = considered(occ, [storm_book()], [])
+    assert ruled["reason"] == "required expiry seen 3 times, at most 1 within 10s; needs 3"
+    assert cand["missing"] == [{"symptom": "expiry", "title": "expiry"}]
+    assert cand["next_step"].startswith("Look for 'expiry' (seen 3 times, at most 1 within 10s; needs 3)")
+
+
+def test_a_burst_window_counts_whole_seconds_at_most_within_apart():
+    assert diagnose({"expiry": _expiries("21:00.000", "21:05.000", "21:10.999")}, [storm_book()], {}, {})
+    assert not diagnose({"expiry": _expiries("21:00.999", "21:05.000", "21:11.000")}, [storm_book()], {}, {})
+
+
+def test_hits_without_a_timestamp_never_make_a_burst():
+    occ = {"expiry": _expiries(None, None, None, None, "21:00.000")}
+    assert diagnose(occ, [storm_book()], {}, {}) == []
+    (ruled,), _ = considered(occ, [storm_book()], [])
+    assert ruled["reason"] == "required expiry seen 5 times, at most 1 within 10s; needs 3"
+
+
+def test_a_burst_on_two_hosts_counts_for_hosts_any_not_for_hosts_same():
+    occ = {"expiry": _expiries("21:09.031", "21:10.000") + _expiries("21:11.000", host="zk2")}
+    assert [f["runbook"] for f in diagnose(occ, [storm_book("any")], {}, {})] == ["storm"]
+    assert diagnose(occ, [storm_book("same")], {}, {}) == []
+    (ruled,), _ = considered(occ, [storm_book("same")], [])
+    assert ruled["reason"] == "required expiry seen 3 times, at most 2 within 10s on one host; needs 3"
+    more = _expiries("21:12.000", "21:13.000", host="zk2")
+    (f,) = diagnose({"expiry": occ["expiry"] + more}, [storm_book("same")], {}, {})
+    assert "on zk2" in f["explanation"][0]
+
+
+def test_a_burst_finding_shows_the_densest_window_not_the_routine_hits_before_it():
+    routine = _expiries(*(f"{m:02d}:00.000" for m in range(0, 20, 2)))              # one every 2 minutes
+    storm = [expiry(f"30:{s:02d}.{ms:03d}", line=100 + s * 10 + ms) for s in range(3) for ms in (0, 1, 2, 3)]
+    (f,) = diagnose({"expiry": routine + storm}, [storm_book()], {}, {})
+    assert {e["timestamp"][:16] for e in f["evidence"]} == {"2018-12-09T18:30"}
+    assert len(f["evidence"]) == 10 and "12 occurrences within 10s" in f["explanation"][0]

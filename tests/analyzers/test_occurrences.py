@@ -6,6 +6,7 @@ summaries forced small."""
 
 from __future__ import annotations
 
+import math
 import random
 from datetime import datetime, timedelta
 
@@ -13,7 +14,7 @@ import pytest
 
 from analyzers.diagnose import _relation_holds
 from analyzers.model import Hit
-from analyzers.occurrences import Earliest, Use, sort_key
+from analyzers.occurrences import Earliest, Use, _seconds, sort_key
 from analyzers.runbook_spec import Relation
 
 HOSTS = ["dn1", "dn2", "nn1", None]
@@ -94,3 +95,40 @@ def test_what_is_kept_does_not_grow_with_the_hits():
     small, big = _retained(20_000), _retained(80_000)
     assert big <= small + 50
     assert big < 5_000
+
+
+def _brute_force_burst(hits: list[Hit], within: int, hosts: str) -> int:
+    """Most hits whose whole seconds lie at most `within` apart (on one host for 'same'), from all of them."""
+    timed = [(h.host, h.when.tzinfo is None, math.floor(_seconds(h.when))) for h in hits if h.when is not None
+             and (hosts != "same" or h.host is not None)]
+    best = 0
+    for host, naive, start in timed:
+        best = max(best, sum(1 for h2, n2, s2 in timed if n2 == naive and start <= s2 <= start + within
+                             and (hosts != "same" or h2 == host)))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_a_burst_count_from_the_per_second_summary_is_the_count_over_all_hits(seed):
+    from analyzers.runbook_spec import Burst
+
+    r = random.Random(seed)
+    hits = _hits(r, "a", r.randrange(1, 120))
+    within = r.choice([1, 2, 5, 30, 60])
+    burst = Burst(count=2, within_s=float(within), within=f"{within}s", hosts=r.choice(["any", "same"]))
+    use = Use(None, bursty=True)
+    for h in hits:
+        use.add(h)
+    window = use.burst(burst)
+    assert window.count == _brute_force_burst(hits, within, burst.hosts)
+    # Its evidence lies in the window it reports.
+    for h in use.burst_hits(burst, 10) if window.count else []:
+        assert window.start <= math.floor(_seconds(h.when)) <= window.end
+        assert burst.hosts != "same" or h.host == window.host
+
+
+def test_a_use_without_a_burst_keeps_no_per_second_counts():
+    use = Use(None)
+    for h in _hits(random.Random(1), "a", 50):
+        use.add(h)
+    assert use._per_second is None and use._second_samples == {}

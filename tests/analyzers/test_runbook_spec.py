@@ -39,3 +39,12 @@ def test_a_fix_line_names_its_kind_title_and_commands():
 def test_metas_and_specs_are_both_accepted_by_the_engine_entry():
     rb = RUNBOOKS[0]
     assert as_specs([rb.meta, rb.spec]) == [rb.spec, rb.spec]
+
+
+def test_a_burst_is_typed_with_its_window_in_seconds():
+    from analyzers.runbook_spec import Burst
+
+    spec = runbook_spec({"slug": "x", "title": "x", "symptoms": [
+        {"id": "a", "role": "required", "burst": {"count": 10, "within": "1m", "hosts": "same"}},
+        {"id": "b", "role": "supporting", "burst": {"count": 2, "within": "30s"}}, {"id": "c", "role": "supporting"}]})
+    assert [s.burst for s in spec.symptoms] == [Burst(10, 60.0, "1m", "same"), Burst(2, 30.0, "30s", "any"), None]

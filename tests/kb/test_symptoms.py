@@ -147,3 +147,19 @@ def test_the_runbook_editor_shows_which_runbooks_share_each_symptom(client_bob, 
 
     assert reverse("symptom_detail", args=[HEARTBEAT]) in page
     assert "kernel-soft-lockup-stalls-jvm</a> (supporting)" in page
+
+
+
+def test_a_runbook_page_says_when_a_symptom_counts_only_as_a_burst(client_alice, runbooks_dir):
+    from kb.services.sync import runbook_sync
+    from tests.conftest import SOFT_LOCKUP
+
+    path = runbooks_dir / "kernel-soft-lockup-stalls-jvm.md"
+    path.write_text(SOFT_LOCKUP.replace("{id: kernel-soft-lockup, role: required, weight: 0.6}",
+                                        "{id: kernel-soft-lockup, role: required, weight: 0.6, "
+                                        "burst: {count: 3, within: 1m, hosts: same}}"), encoding="utf-8")
+    runbook_sync(directory=runbooks_dir)
+    page = client_alice.get(reverse("runbook_detail", args=["kernel-soft-lockup-stalls-jvm"])).content.decode()
+    assert "Only as a burst: at least <strong>3</strong> within <code>1m</code> on one host" in page
+    other = client_alice.get(reverse("runbook_detail", args=["jvm-long-gc-pause"])).content.decode()
+    assert "Only as a burst" not in other
