@@ -3,23 +3,31 @@
 Every tests/fixtures/cases/<slug>/<case>/SOURCE.md says in its first lines
 `Provenance: real` (every line copied from the public sources the file names) or
 `Provenance: synthetic` (some lines written from upstream templates); a synthetic case
-must list the searches that found no real log (a `## Searches ...` section). Every
-runbook needs a real positive* and a real near-miss* case; the exceptions below are
-the current gaps with their reason, and may only shrink.
+must list the searches that found no real log (a `## Searches ...` section).
+`Provenance: reproduced` (every line printed by an upstream release's own code, run by
+a committed script under tests/fixtures/reproductions/, tests/runbooks/test_reproductions.py)
+is for a runbook whose failure no public log shows: its SOURCE.md names the script and
+has `## Searches` too. Every runbook needs a real positive* and a real near-miss* case;
+the exceptions below are the current gaps with their reason, and may only shrink.
 """
 
 import re
 
 import pytest
 
-from tests.helpers import CASES, catalog
+from tests.helpers import CASES, ROOT, catalog
 
-MARKER = re.compile(r"^Provenance: (real|synthetic)$", re.MULTILINE)
+MARKER = re.compile(r"^Provenance: (real|synthetic|reproduced)$", re.MULTILINE)
+REPRODUCTION = re.compile(r"tests/fixtures/reproductions/[\w.-]+/reproduce\.py")
 SEARCHES = re.compile(r"^## Searches\b", re.MULTILINE)
 FIRST_LINES = 3
 
 # Runbooks whose cases are being rewritten, skipped while that work is under way.
 PENDING_REWRITE: frozenset[str] = frozenset()   # runbooks whose cases are being rewritten (none now)
+
+# Runbooks whose positive is reproduced (upstream code run here), because no public log shows
+# the failure; the searches are in the case's SOURCE.md. May only shrink, like the lists below.
+REPRODUCED_POSITIVE: dict[str, str] = {}
 
 # Runbooks without a real positive* case, and why (searches in the synthetic case's SOURCE.md).
 NO_REAL_POSITIVE = {
@@ -45,7 +53,7 @@ def _cases(slug):
 
 
 def provenance(case):
-    """'real', 'synthetic' or None (no marker in the first lines of SOURCE.md)."""
+    """'real', 'synthetic', 'reproduced' or None (no marker in the first lines of SOURCE.md)."""
     source = case / "SOURCE.md"
     if not source.exists():
         return None
@@ -57,20 +65,32 @@ def provenance(case):
 @pytest.mark.parametrize("slug", CHECKED)
 def test_every_case_says_whether_its_lines_are_real(slug):
     unmarked = [c.name for c in _cases(slug) if provenance(c) is None]
-    assert unmarked == [], f"{slug}: no `Provenance: real|synthetic` in the first {FIRST_LINES} lines"
+    assert unmarked == [], f"{slug}: no `Provenance: real|synthetic|reproduced` in the first {FIRST_LINES} lines"
 
 
 @pytest.mark.parametrize("slug", CHECKED)
 def test_a_synthetic_case_lists_the_searches_that_found_no_real_log(slug):
-    bare = [c.name for c in _cases(slug) if provenance(c) == "synthetic"
+    bare = [c.name for c in _cases(slug) if provenance(c) in ("synthetic", "reproduced")
             and not SEARCHES.search((c / "SOURCE.md").read_text(encoding="utf-8"))]
-    assert bare == [], f"{slug}: synthetic case(s) without a `## Searches` section"
+    assert bare == [], f"{slug}: synthetic or reproduced case(s) without a `## Searches` section"
+
+
+@pytest.mark.parametrize("slug", CHECKED)
+def test_a_reproduced_case_names_the_script_that_printed_its_lines(slug):
+    for case in _cases(slug):
+        if provenance(case) == "reproduced":
+            named = REPRODUCTION.findall((case / "SOURCE.md").read_text(encoding="utf-8"))
+            assert named and all((ROOT / n).is_file() for n in named), f"{slug}/{case.name}: no existing script named"
 
 
 @pytest.mark.parametrize("slug", CHECKED)
 def test_every_runbook_has_a_real_positive_and_a_real_near_miss(slug):
     real = [c.name for c in _cases(slug) if provenance(c) == "real"]
     has_positive = any(n.startswith("positive") for n in real)
+    reproduced = any(c.name.startswith("positive") and provenance(c) == "reproduced" for c in _cases(slug))
+    assert (slug in REPRODUCED_POSITIVE) == (reproduced and not has_positive), (
+        f"{slug}: reproduced positive only {reproduced and not has_positive}, listed {slug in REPRODUCED_POSITIVE}")
+    has_positive = has_positive or slug in REPRODUCED_POSITIVE
     has_near_miss = any(n.startswith("near-miss") for n in real)
     # An exception that no longer holds must leave the list, so that it can only shrink.
     assert has_positive != (slug in NO_REAL_POSITIVE), (
@@ -80,7 +100,7 @@ def test_every_runbook_has_a_real_positive_and_a_real_near_miss(slug):
 
 
 def test_the_exception_lists_name_existing_runbooks():
-    names = set(NO_REAL_POSITIVE) | set(NO_REAL_NEAR_MISS) | PENDING_REWRITE
+    names = set(NO_REAL_POSITIVE) | set(NO_REAL_NEAR_MISS) | set(REPRODUCED_POSITIVE) | PENDING_REWRITE
     assert names <= set(SLUGS) and names <= set(catalog().runbooks)
     assert not (PENDING_REWRITE & (set(NO_REAL_POSITIVE) | set(NO_REAL_NEAR_MISS)))
 
@@ -94,3 +114,5 @@ def test_the_marker_check_fails_on_an_unmarked_or_misplaced_marker(tmp_path):
     assert provenance(case) is None
     (case / "SOURCE.md").write_text("# x / positive\n\nProvenance: synthetic\n", encoding="utf-8")
     assert provenance(case) == "synthetic"
+    (case / "SOURCE.md").write_text("# x / positive\n\nProvenance: reproduced\n", encoding="utf-8")
+    assert provenance(case) == "reproduced"
