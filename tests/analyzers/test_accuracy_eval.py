@@ -21,10 +21,11 @@ SLUGS = {p.stem for p in RUNBOOKS_DIR.glob("*.md") if p.stem != "README"}
 
 # Measured 2026-11-24 on 30 cases (python -m scripts.accuracy_eval): 9/17 top-1 and top-3; at the
 # end of that day, 29 cases (one left for a runbook fixture) with five null cases relabelled to
-# runbooks written from other threads that day: 15/22 top-1 and top-3.
+# runbooks written from other threads that day: 15/22 top-1 and top-3; then 16/22 (branch procfact: a
+# file's writing process from its content, hbase-master-zookeeper-refused-not-initialized found).
 MIN_CASES = 29
-MIN_HIT1 = 15
-MIN_HIT3 = 15
+MIN_HIT1 = 16
+MIN_HIT3 = 16
 # The one false finding measured (MISSES.md): the election-port runbook names the consequence of
 # a duplicate myid. The list may only shrink: any other case with a false finding fails the test.
 KNOWN_FALSE = {"zookeeper-ensemble-all-myid-1-election-refused"}
