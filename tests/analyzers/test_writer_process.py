@@ -102,3 +102,18 @@ def test_a_where_on_component_reads_the_file_component_not_a_capture():
     assert all_hold(hbase, {}, "hbase-regionserver")
     assert not all_hold(hbase, {}, "kafka-broker")
     assert not all_hold(hbase, {"component": "hbase-master"}, None)   # never a capture of the line
+
+
+def test_a_finding_on_the_weaker_alternative_says_whose_logs_and_what_was_not_seen():
+    from pathlib import Path
+
+    from analyzers.engine import analyze_paths
+    from tests.helpers import runbook_specs
+
+    cases = Path(__file__).parents[1] / "fixtures/cases/hbase-client-zookeeper-unreachable"
+    positive = analyze_paths([str(cases / "positive-zk-client-refused-regionserver")], runbook_specs())
+    [finding] = positive["findings"]
+    assert ("+0.30 zk-client-connect-failed (1x, required; in hbase-regionserver logs, in place of "
+            "hbase-zk-retries-exhausted, not seen)") in finding["explanation"]
+    broker = analyze_paths([str(cases / "near-miss-kafka-broker-zk-refused")], runbook_specs())
+    assert broker["findings"] == [] and {f["component"] for f in broker["files"]} >= {"kafka-broker"}
