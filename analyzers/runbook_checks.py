@@ -269,9 +269,8 @@ def _check_knobs(knobs: Any, p: Problems) -> None:
             continue
         for fld in (f for f in ("key", "why") if f in k):
             p.text(k[fld], f"{where}.{fld}")
-        for fld in ("default", "recommended"):
-            if fld in k and not isinstance(k[fld], str):
-                p.error(f"{where}.{fld}", "must be a string (quote numbers and booleans)")
+        for fld in (f for f in ("default", "recommended") if f in k and not isinstance(k[f], str)):
+            p.error(f"{where}.{fld}", "must be a string (quote numbers and booleans)")
 
 
 def _check_fixes(fixes: Any, p: Problems) -> None:
