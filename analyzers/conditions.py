@@ -1,4 +1,9 @@
-"""Typed captures and the `where` conditions runbooks put on them."""
+"""Typed captures and the `where` conditions runbooks put on them.
+
+`component` is a pseudo-capture every hit has: the component of the file it is in (from the
+path, else from the file's content: analyzers/hosts.py), so a runbook can ask for a shared line
+"written by an HBase process": {capture: component, op: matches, value: "^hbase-"}.
+"""
 
 from __future__ import annotations
 
@@ -38,11 +43,20 @@ def typed(captures: dict[str, Any], types: dict[str, str]) -> dict[str, Any]:
     return {k: convert(v, types.get(k, "str")) for k, v in captures.items()}
 
 
-def holds(cond: Condition, captures: dict[str, Any]) -> bool:
+COMPONENT = "component"   # the pseudo-capture (module doc); no symptom may declare a capture so named
+
+
+def holds(cond: Condition, captures: dict[str, Any], component: str | None = None) -> bool:
     """One condition on one occurrence; a missing capture never satisfies a condition."""
-    if cond.capture not in captures:
+    if cond.capture == COMPONENT:
+        if component is None:
+            return False
+        actual = component
+    elif cond.capture not in captures:
         return False
-    actual, op, want = captures[cond.capture], cond.op, cond.value
+    else:
+        actual = captures[cond.capture]
+    op, want = cond.op, cond.value
     if op == "contains":
         return str(want) in str(actual)
     if op == "matches":
@@ -56,8 +70,8 @@ def holds(cond: Condition, captures: dict[str, Any]) -> bool:
     return {">": a > w, ">=": a >= w, "<": a < w, "<=": a <= w}[op]
 
 
-def all_hold(conds: Iterable[Condition], captures: dict[str, Any]) -> bool:
-    return all(holds(c, captures) for c in conds or [])
+def all_hold(conds: Iterable[Condition], captures: dict[str, Any], component: str | None = None) -> bool:
+    return all(holds(c, captures, component) for c in conds or [])
 
 
 def _is_num(v: Any) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from analyzers.conditions import COMPONENT
 from analyzers.model import Hit, occurrences_meet
 from analyzers.occurrences import Occurrences, Use, as_occurrences
 from analyzers.ranking import rank_findings
@@ -154,7 +155,7 @@ def _diagnose_one(rb: RunbookSpec, occurrences: Occurrences, requirers, versions
                                symptom=s.id, count=n, role=s.role))
         else:
             score += w
-            why.append(_reason(w, "symptom", f"{s.id} ({n}x, {s.role}{burst})",
+            why.append(_reason(w, "symptom", f"{s.id} ({n}x, {s.role}{burst}{_stands_in(s, groups, present)})",
                                symptom=s.id, count=n, role=s.role))
     pairs = {sid: use.relation_hits() for sid, use in present.items()}
     for rel in rb.relations:
@@ -197,6 +198,16 @@ def _diagnose_one(rb: RunbookSpec, occurrences: Occurrences, requirers, versions
         "tickets": [{"id": t.id, "title": t.title, "status": t.status, "fixed_in": t.fixed_in, "url": t.url}
                     for t in rb.tickets],
     }
+
+
+def _stands_in(s, groups, present: dict[str, Use]) -> str:
+    """For a shared line counted only in some processes' files (a `where` on `component`) that meets a
+    group in place of stronger evidence: whose files, and what was not seen."""
+    stronger = [m.id for m in groups.get(s.group or "", []) if m.id not in present and m.weight > s.weight]
+    if not stronger or not any(c.capture == COMPONENT for c in s.where):
+        return ""
+    writers = sorted({h.component for h in present[s.id].earliest.items})
+    return f"; in {', '.join(writers)} logs, in place of {', '.join(stronger)}, not seen"
 
 
 def _chain(rb: RunbookSpec, present: dict[str, Use]) -> list[dict[str, Any]]:

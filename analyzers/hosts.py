@@ -11,7 +11,8 @@ host (rs4, tsd-2, 10.0.0.5; not prod2-logs, a date, a version or an id: paths.is
 component (flink-taskmanager/); any other wrapper is dropped from the paths. When neither
 folders nor file name name a host, the first 64 KiB of the file may: Hadoop's STARTUP_MSG,
 Flink's "will use hostname/address" and -Dlog.file, Spark's "Started daemon with process
-name: pid@host".
+name: pid@host"; and the component too, when the path gives none: entry points, or the loggers
+only one daemon has (analyzers/writer_process.py). The path's component wins when it says one.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 
 from analyzers.layouts.base import Section
 from analyzers.paths import classify, is_host_like, role_component
+from analyzers.writer_process import component_from_loggers
 
 _COMPONENT_DIRS = {"flink-taskmanager", "flink-jobmanager", "taskmanager", "jobmanager", "kernel",
                    "jstack", "gc", "netstat", "dmesg"}
@@ -99,6 +101,8 @@ def content_hints(text: str) -> Hints:
         host = host or m.group(1)
     if component is None:
         component = next((c for rx, c in _MAIN_CLASSES if rx.search(text)), None)
+    if component is None:
+        component = component_from_loggers(text)   # a daemon's own loggers (analyzers/writer_process.py)
     return Hints(host, component)
 
 

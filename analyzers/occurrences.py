@@ -172,7 +172,7 @@ class Symptom:
         if len(self.in_order) < MAX_IN_ORDER:
             self.in_order.append(hit)
         for where, use in self.uses.items():
-            if all_hold(where, hit.captures):
+            if all_hold(where, hit.captures, hit.component):
                 use.add(hit)
 
 

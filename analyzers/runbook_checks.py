@@ -17,14 +17,14 @@ from analyzers.runbook_vocabulary import (
     parse_duration_ms,
 )
 from analyzers.burst import check_burst
+from analyzers.conditions import COMPONENT
 from analyzers.fill import check_fill
 from analyzers.runbook_links import check_leads_to
 from analyzers.versions import parse_range
 
 
 class RunbookError(ValueError):
-    """An invalid runbook or symptom file. The message names the file and
-    every problem, one per line; `problems` holds them as a list."""
+    """An invalid runbook or symptom file: the message names the file and each problem on a line."""
 
     def __init__(self, message: str, problems: list[str] | None = None):
         super().__init__(message)
@@ -54,11 +54,9 @@ class Problems:
         if not isinstance(obj, dict):
             self.error(where, "must be a mapping")
             return False
-        unknown = set(obj) - allowed
-        if unknown:
+        if unknown := set(obj) - allowed:
             self.error(where, f"unknown key(s) {sorted(unknown)}")
-        missing = required - set(obj)
-        if missing:
+        if missing := required - set(obj):
             self.error(where, f"missing key(s) {sorted(missing)}")
         return True
 
@@ -98,6 +96,8 @@ def check_symptom_definition(d: Any, p: Problems, expected_id: str | None = None
     for name, typ in captures.items():
         if typ not in CAPTURE_TYPES:
             p.error("captures", f"capture {name!r} has unknown type {typ!r} (allowed: {', '.join(CAPTURE_TYPES)})")
+        if name == COMPONENT:   # a `where` on it reads the file's component
+            p.error("captures", "'component' is reserved for the file's component")
     compiled = []
     if "patterns" in d:
         for j, pat in enumerate(p.items(d["patterns"], "patterns", 1)):
@@ -228,7 +228,9 @@ def _check_where(use: dict[str, Any], definition: dict[str, Any] | None, p: Prob
         if cond.get("op") not in OPS:
             p.error(cw, f"op must be one of {OPS}")
         name = cond.get("capture")
-        if name not in captures and not (is_fact and name in ("value", "key")):
+        if name == COMPONENT and cond.get("op") not in ("==", "!=", "contains", "matches"):   # a name
+            p.error(cw, "component (the file's, analyzers/conditions.py) takes ==, !=, contains or matches")
+        elif name != COMPONENT and name not in captures and not (is_fact and name in ("value", "key")):
             p.error(cw, f"capture {name!r} is not declared in the symptom's captures")
 
 
@@ -251,8 +253,7 @@ def _check_relations(relations: Any, ids: set[str], p: Problems) -> None:
             p.error(where, "hosts must be same, other or any")
         if r.get("role", "supporting") not in ("required", "supporting"):
             p.error(where, "role must be required or supporting")
-        weight = r.get("weight", 0.0)
-        if not isinstance(weight, (int, float)) or not 0 <= weight <= 1:
+        if not isinstance(weight := r.get("weight", 0.0), (int, float)) or not 0 <= weight <= 1:
             p.error(where, "weight must be a number in [0, 1]")
 
 
@@ -261,12 +262,10 @@ def _check_knobs(knobs: Any, p: Problems) -> None:
         where = f"knobs[{i}]"
         if not p.keys(k, KNOB_KEYS, {"key", "default", "recommended", "why"}, where):
             continue
-        for fld in ("key", "why"):
-            if fld in k:
-                p.text(k[fld], f"{where}.{fld}")
-        for fld in ("default", "recommended"):
-            if fld in k and not isinstance(k[fld], str):
-                p.error(f"{where}.{fld}", "must be a string (quote numbers and booleans)")
+        for fld in (f for f in ("key", "why") if f in k):
+            p.text(k[fld], f"{where}.{fld}")
+        for fld in (f for f in ("default", "recommended") if f in k and not isinstance(k[f], str)):
+            p.error(f"{where}.{fld}", "must be a string (quote numbers and booleans)")
 
 
 def _check_fixes(fixes: Any, p: Problems) -> None:

@@ -72,6 +72,10 @@ RUNBOOK_CASES = [
     ("symptoms.1.group", "g", "group (alternatives among required symptoms) needs role 'required'"),
     ("symptoms.1.where.0.capture", "lines", "capture 'lines' is not declared"),
     ("symptoms.1.where.0.op", "~", "op must be one of"),
+    # `component`: the file's component, a pseudo-capture every symptom has; a name, so no order
+    ("symptoms.0.where", [{"capture": "component", "op": "matches", "value": "^hbase-"}], None),
+    ("symptoms.1.where", [{"capture": "component", "op": "==", "value": "hdfs-namenode"}], None),
+    ("symptoms.0.where", [{"capture": "component", "op": ">=", "value": 1}], "component (the file's"),
     ("symptoms.1.colour", "red", "unknown key(s) ['colour']"),
     ("symptoms.0.burst", {"count": 10, "within": "30s"}, None),   # valid: a burst
     ("symptoms.0.burst", {"count": 10, "within": "1m", "hosts": "same"}, None),
@@ -147,6 +151,7 @@ SYMPTOM_CASES = [
     ("patterns", [r"a*"], "matches the empty string"),
     ("patterns", [r"(?P<size>\d+) bytes"], "named group 'size' has no type in captures"),
     ("captures", {"path": "filename"}, "unknown type 'filename'"),
+    ("captures", {"path": "path", "component": "str"}, "'component' is reserved"),
     ("examples", ["a healthy line"], "examples[0]: is not matched by any of the patterns"),
     ("examples", None, "a pattern symptom needs at least one example line"),
     ("fact", "netstat.close_wait", "needs exactly one of 'patterns' or 'fact'"),
