@@ -13,8 +13,9 @@ from scripts.wording_coverage import searched, totals, wordings
 from tests.helpers import CASES
 
 # Measured 2026-11-24 (python -m scripts.wording_coverage): 301 of 436 wordings in the
-# runbook's own real positives.
-MIN_OWN = 301
+# runbook's own real positives; 304 of 439 after yarn-client-resourcemanager-address-unset (branch
+# rb-yarn-rm-addr) added three real positives.
+MIN_OWN = 304
 
 WORDINGS = wordings()
 LISTED = sorted(p.parent.name for p in CASES.glob("*/wordings.yaml"))
