@@ -24,9 +24,10 @@ SLUGS = {p.stem for p in RUNBOOKS_DIR.glob("*.md") if p.stem != "README"}
 # runbooks written from other threads that day: 15/22 top-1 and top-3; then 16/22 (branch procfact: a
 # file's writing process from its content, hbase-master-zookeeper-refused-not-initialized found). Branch
 # acc2 sampled 13 more (42 cases, coverage 26/42): 18/26 top-1 and top-3, false findings still 1/42.
+# Branch rb-yarn-rm-addr relabelled one null case to its new runbook yarn-client-resourcemanager-address-unset: 42 cases, coverage 27/42, top-1 19/27, top-3 19/27, false findings 1/42.
 MIN_CASES = 42
-MIN_HIT1 = 18
-MIN_HIT3 = 18
+MIN_HIT1 = 19
+MIN_HIT3 = 19
 # The one false finding measured (MISSES.md): the election-port runbook names the consequence of
 # a duplicate myid. The list may only shrink: any other case with a false finding fails the test.
 KNOWN_FALSE = {"zookeeper-ensemble-all-myid-1-election-refused"}
