@@ -22,10 +22,11 @@ SLUGS = {p.stem for p in RUNBOOKS_DIR.glob("*.md") if p.stem != "README"}
 # Measured 2026-11-24 on 30 cases (python -m scripts.accuracy_eval): 9/17 top-1 and top-3; at the
 # end of that day, 29 cases (one left for a runbook fixture) with five null cases relabelled to
 # runbooks written from other threads that day: 15/22 top-1 and top-3. Branch acc2 sampled 13 more
-# (42 cases, coverage 26/42): 17/26 top-1 and top-3, false findings still 1/42.
+# (42 cases, coverage 26/42): 17/26 top-1 and top-3, false findings still 1/42. Branch rb-misc-new wrote
+# two runbooks from other threads and relabelled their two null cases (coverage 28/42): 19/28.
 MIN_CASES = 42
-MIN_HIT1 = 17
-MIN_HIT3 = 17
+MIN_HIT1 = 19
+MIN_HIT3 = 19
 # The one false finding measured (MISSES.md): the election-port runbook names the consequence of
 # a duplicate myid. The list may only shrink: any other case with a false finding fails the test.
 KNOWN_FALSE = {"zookeeper-ensemble-all-myid-1-election-refused"}
