@@ -14,7 +14,8 @@ from tests.helpers import CASES
 
 # Measured 2026-11-24 (python -m scripts.wording_coverage): 301 of 436 wordings in the
 # runbook's own real positives.
-MIN_OWN = 301
+# Branch rb-misc-new: 304 of 439 (three new wordings, each shown by its runbook's real positive).
+MIN_OWN = 304
 
 WORDINGS = wordings()
 LISTED = sorted(p.parent.name for p in CASES.glob("*/wordings.yaml"))
