@@ -25,9 +25,10 @@ SLUGS = {p.stem for p in RUNBOOKS_DIR.glob("*.md") if p.stem != "README"}
 # file's writing process from its content, hbase-master-zookeeper-refused-not-initialized found). Branch
 # acc2 sampled 13 more (42 cases, coverage 26/42): 18/26 top-1 and top-3, false findings still 1/42.
 # Branch rb-yarn-rm-addr relabelled one null case to its new runbook yarn-client-resourcemanager-address-unset: 42 cases, coverage 27/42, top-1 19/27, top-3 19/27, false findings 1/42.
+# Branch rb-misc-new wrote kafka-log-dir-foreign-entry and spark-yarn-app-exits-am-jvm from other threads and relabelled two null cases: 42 cases, coverage 29/42, top-1 21/29, top-3 21/29, false findings 1/42.
 MIN_CASES = 42
-MIN_HIT1 = 19
-MIN_HIT3 = 19
+MIN_HIT1 = 21
+MIN_HIT3 = 21
 # The one false finding measured (MISSES.md): the election-port runbook names the consequence of
 # a duplicate myid. The list may only shrink: any other case with a false finding fails the test.
 KNOWN_FALSE = {"zookeeper-ensemble-all-myid-1-election-refused"}
