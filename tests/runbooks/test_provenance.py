@@ -31,6 +31,8 @@ REPRODUCED_POSITIVE: dict[str, str] = {
     "hive-acid-open-txn-limit": "no public log shows the metastore's hive.max.open.txns refusal (Flume, "
                                 "NiFi and Storm reports describe the leak without it); Hive 2.3.10's "
                                 "metastore prints it here (tests/fixtures/reproductions/)",
+    "hdfs-rpc-request-exceeds-max-data-length": "no public NameNode log quotes the refusal (only descriptions "
+                                                "and a screenshot); Hadoop 3.5.0's ipc.Server prints it here",
 }
 
 # Runbooks without a real positive* case, and why (searches in the synthetic case's SOURCE.md).
