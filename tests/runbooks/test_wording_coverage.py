@@ -12,9 +12,9 @@ import pytest
 from scripts.wording_coverage import searched, totals, wordings
 from tests.helpers import CASES
 
-# Measured 2026-11-24 (python -m scripts.wording_coverage): 301 of 436 wordings in the
+# Measured 2026-11-24 (python -m scripts.wording_coverage): 308 of 436 wordings in the
 # runbook's own real positives.
-MIN_OWN = 301
+MIN_OWN = 308
 
 WORDINGS = wordings()
 LISTED = sorted(p.parent.name for p in CASES.glob("*/wordings.yaml"))
