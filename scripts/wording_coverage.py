@@ -48,7 +48,7 @@ class Wording:
     symptom: str
     pattern: str
     state: str = "unseen"            # own | seen | unseen
-    searched: bool = False           # unseen, and its runbook's wordings.yaml lists the searches
+    searched: bool = False           # not own, and its runbook's wordings.yaml lists the searches
     where: list[str] = field(default_factory=list)   # cases whose lines show it
 
 
@@ -100,7 +100,7 @@ def wordings(slug: str | None = None) -> list[Wording]:
                 w.where = list(_cases_matching(pattern))
                 own = [c for c in w.where if c.startswith(f"{rb.slug}/positive")]
                 w.state = "own" if own else "seen" if w.where else "unseen"
-                w.searched = w.state == "unseen" and (use.id, pattern) in listed
+                w.searched = w.state != "own" and (use.id, pattern) in listed
                 out.append(w)
     return out
 
@@ -109,7 +109,8 @@ def totals(ws: list[Wording]) -> dict[str, int]:
     counts = {"wordings": len(ws), "own": 0, "seen": 0, "unseen": 0}
     for w in ws:
         counts[w.state] += 1
-    counts["unseen_searched"] = sum(w.searched for w in ws)
+    counts["unseen_searched"] = sum(w.searched for w in ws if w.state == "unseen")
+    counts["seen_searched"] = sum(w.searched for w in ws if w.state == "seen")
     counts["runbooks_fully_own"] = sum(
         1 for slug in {w.runbook for w in ws} if all(w.state == "own" for w in ws if w.runbook == slug))
     counts["runbooks"] = len({w.runbook for w in ws})
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     print("wordings of required symptoms (one per pattern entry), against the real fixture cases")
     print(f"  {t['wordings']} wordings in {t['runbooks']} runbooks")
     print(f"  own real positive shows it:      {t['own']:4d} ({100 * t['own'] / max(1, t['wordings']):.0f} %)")
-    print(f"  another real case shows it:      {t['seen']:4d}")
+    print(f"  another real case shows it:      {t['seen']:4d} ({t['seen_searched']} with why none is a positive here)")
     print(f"  no real fixture line shows it:   {t['unseen']:4d} ({t['unseen_searched']} searched for, "
           "queries in tests/fixtures/cases/<slug>/wordings.yaml)")
     print(f"  runbooks with every wording in their own real positives: {t['runbooks_fully_own']}/{t['runbooks']}")
@@ -139,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         for w in ws:
             if w.state != "own":
                 where = f" (in {', '.join(w.where[:3])})" if w.where else ""
-                state = "unseen*" if w.searched else w.state
+                state = w.state + "*" if w.searched else w.state
                 print(f"{state:7s} {w.runbook}  {w.symptom}  {w.pattern}{where}")
     return 0
 

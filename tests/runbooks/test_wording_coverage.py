@@ -12,9 +12,9 @@ import pytest
 from scripts.wording_coverage import searched, totals, wordings
 from tests.helpers import CASES
 
-# Measured 2026-11-24 (python -m scripts.wording_coverage): 308 of 447 wordings in the
+# Measured 2026-11-24 (python -m scripts.wording_coverage): 315 of 447 wordings in the
 # runbook's own real positives.
-MIN_OWN = 308
+MIN_OWN = 315
 
 WORDINGS = wordings()
 LISTED = sorted(p.parent.name for p in CASES.glob("*/wordings.yaml"))
@@ -37,13 +37,16 @@ def test_every_listed_search_names_an_unseen_wording_of_the_runbook(slug):
     for entry in searched(slug):
         key = (entry["symptom"], entry["pattern"])
         assert key in mine, f"{slug}/wordings.yaml: {key} is not a required wording of {slug}"
-        assert mine[key].state == "unseen", f"{slug}/wordings.yaml: {key} is now shown by {mine[key].where}"
+        # A wording another runbook's real case shows may be listed too, with why none of those
+        # lines (nor any found) can be this runbook's positive.
+        assert mine[key].state == "unseen" or (mine[key].state == "seen" and entry.get("why_not_positive")), (
+            f"{slug}/wordings.yaml: {key} is now shown by {mine[key].where}")
         searches = entry.get("searches") or []
         assert searches and all(s.get("corpus") and s.get("query") and s.get("found") for s in searches), key
 
 
-def test_every_wording_no_real_log_shows_lists_the_searches_for_one():
+def test_every_wording_without_an_own_real_positive_lists_the_searches_for_one():
     # Issue 13: a wording is kept without a real positive only where no real log exists, and
     # the fixtures say which searches found none (a new pattern needs a real line or searches).
-    bare = [(w.runbook, w.symptom, w.pattern) for w in WORDINGS if w.state == "unseen" and not w.searched]
+    bare = [(w.runbook, w.symptom, w.pattern) for w in WORDINGS if w.state != "own" and not w.searched]
     assert bare == [], bare[:5]
