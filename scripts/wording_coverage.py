@@ -37,9 +37,8 @@ from pathlib import Path
 
 import yaml
 
-from tests.helpers import CASE_META, CASES, catalog
+from tests.helpers import CASE_META, CASES, catalog, provenance
 
-MARKER = re.compile(r"^Provenance: (real|synthetic)$", re.MULTILINE)
 
 
 @dataclass
@@ -51,11 +50,6 @@ class Wording:
     searched: bool = False           # not own, and its runbook's wordings.yaml lists the searches
     where: list[str] = field(default_factory=list)   # cases whose lines show it
 
-
-def provenance(case: Path) -> str | None:
-    head = "\n".join((case / "SOURCE.md").read_text(encoding="utf-8").splitlines()[:3])
-    m = MARKER.search(head)
-    return m.group(1) if m else None
 
 
 @lru_cache(maxsize=None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -87,3 +88,19 @@ def bundle_file(case: Path, path: str) -> tuple[Path, bool]:
 
 def case_id(case: Path) -> str:
     return str(case.relative_to(FIXTURES))
+
+
+# A fixture case's SOURCE.md says in its first lines where its lines come from
+# (tests/fixtures/README.md; tests/runbooks/test_provenance.py checks every case).
+PROVENANCE = re.compile(r"^Provenance: (real|synthetic|reproduced)$", re.MULTILINE)
+PROVENANCE_LINES = 3
+
+
+def provenance(case: Path) -> str | None:
+    """'real', 'synthetic', 'reproduced' or None (no marker in the first lines of SOURCE.md)."""
+    source = case / "SOURCE.md"
+    if not source.exists():
+        return None
+    head = "\n".join(source.read_text(encoding="utf-8").split("\n")[:PROVENANCE_LINES])
+    found = PROVENANCE.search(head)
+    return found.group(1) if found else None

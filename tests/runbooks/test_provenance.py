@@ -15,12 +15,10 @@ import re
 
 import pytest
 
-from tests.helpers import CASES, ROOT, catalog
+from tests.helpers import CASES, PROVENANCE_LINES, ROOT, catalog, provenance
 
-MARKER = re.compile(r"^Provenance: (real|synthetic|reproduced)$", re.MULTILINE)
 REPRODUCTION = re.compile(r"tests/fixtures/reproductions/[\w.-]+/reproduce\.py")
 SEARCHES = re.compile(r"^## Searches\b", re.MULTILINE)
-FIRST_LINES = 3
 
 # Runbooks whose cases are being rewritten, skipped while that work is under way.
 PENDING_REWRITE: frozenset[str] = frozenset()   # runbooks whose cases are being rewritten (none now)
@@ -58,20 +56,12 @@ def _cases(slug):
     return sorted(p for p in (CASES / slug).iterdir() if p.is_dir())
 
 
-def provenance(case):
-    """'real', 'synthetic', 'reproduced' or None (no marker in the first lines of SOURCE.md)."""
-    source = case / "SOURCE.md"
-    if not source.exists():
-        return None
-    head = "\n".join(source.read_text(encoding="utf-8").split("\n")[:FIRST_LINES])
-    found = MARKER.search(head)
-    return found.group(1) if found else None
 
 
 @pytest.mark.parametrize("slug", CHECKED)
 def test_every_case_says_whether_its_lines_are_real(slug):
     unmarked = [c.name for c in _cases(slug) if provenance(c) is None]
-    assert unmarked == [], f"{slug}: no `Provenance: real|synthetic|reproduced` in the first {FIRST_LINES} lines"
+    assert unmarked == [], f"{slug}: no `Provenance: real|synthetic|reproduced` in the first {PROVENANCE_LINES} lines"
 
 
 @pytest.mark.parametrize("slug", CHECKED)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import CASE_META, CASES, FIXTURES
+from tests.helpers import CASE_META, CASES, FIXTURES, provenance
 
 REPRODUCTIONS = sorted((FIXTURES / "reproductions").glob("*/reproduce.py"))
 NUMBER = re.compile(r"\d+")
@@ -44,7 +44,6 @@ def masked(line: str) -> str:
 
 
 def test_every_reproduced_case_has_its_script():
-    from tests.runbooks.test_provenance import provenance
     reproduced = {p.parent for p in CASES.glob("*/*/SOURCE.md") if provenance(p.parent) == "reproduced"}
     assert reproduced == {_case(s) for s in REPRODUCTIONS}
 
