@@ -42,7 +42,6 @@ def symptom_users(runbooks: list[RunbookSpec]) -> dict[str, list[str]]:
     return users
 
 
-
 def symptom_requirers(runbooks: list[RunbookSpec]) -> dict[str, list[str]]:
     """{symptom id: slugs of the runbooks that require it} (a symptom several runbooks require
     decides none of them alone: diagnose and considered both ask)."""
@@ -52,6 +51,7 @@ def symptom_requirers(runbooks: list[RunbookSpec]) -> dict[str, list[str]]:
             if s.role == "required":
                 requirers[s.id].append(rb.slug)
     return requirers
+
 
 def present_uses(rb: RunbookSpec, occurrences: Occurrences) -> dict[str, Use]:
     """{symptom id: its hits as rb uses them} for the symptoms present for rb: seen, meeting

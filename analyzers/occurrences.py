@@ -49,6 +49,11 @@ def _seconds(when: datetime) -> float:
     return (when - _EPOCH).total_seconds() if when.tzinfo is None else when.timestamp()
 
 
+def second_key(hit: Hit) -> SecondKey:
+    """The whole second a timed hit is counted under for bursts (analyzers/burst.py)."""
+    return (hit.host, hit.when.tzinfo is None, math.floor(_seconds(hit.when)))
+
+
 def sort_key(hit: Hit) -> tuple:
     return (hit.timestamp or "9999", hit.path, hit.line)
 
@@ -102,7 +107,7 @@ class Use:
             return
         seconds = _seconds(hit.when)
         if self._per_second is not None:
-            self._count_second(hit, (hit.host, hit.when.tzinfo is None, math.floor(seconds)))
+            self._count_second(hit, second_key(hit))
         bucket = (0 if self._window is None else seconds if self._window <= 0
                   else math.floor(seconds / self._window))
         key = (hit.host, hit.when.tzinfo is None, bucket)
@@ -136,8 +141,7 @@ class Use:
         one per sampled second); the earliest hits when none of them is in it."""
         window = self.burst(burst)
         pool = {id(h): h for h in (*self.earliest.items, *self._second_samples.values())}
-        inside = [h for h in pool.values() if h.when is not None and window.holds(
-            (h.host, h.when.tzinfo is None, math.floor(_seconds(h.when))), burst.hosts)]
+        inside = [h for h in pool.values() if h.when is not None and window.holds(second_key(h), burst.hosts)]
         return sorted(inside, key=sort_key)[:n] or self.earliest.items[:n]
 
     def relation_hits(self) -> list[Hit]:
