@@ -37,8 +37,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.helpers import CASE_META, CASES, catalog, provenance
-
+from tests.helpers import CASES, bundle_files, catalog, provenance
 
 
 @dataclass
@@ -51,7 +50,6 @@ class Wording:
     where: list[str] = field(default_factory=list)   # cases whose lines show it
 
 
-
 @lru_cache(maxsize=None)
 def real_case_lines() -> dict[str, list[str]]:
     """'<slug>/<case>' -> every line of its bundle files, for the real cases."""
@@ -60,11 +58,8 @@ def real_case_lines() -> dict[str, list[str]]:
         case = source.parent
         if provenance(case) != "real":
             continue
-        lines: list[str] = []
-        for f in sorted(case.rglob("*")):
-            if f.is_file() and f.name not in CASE_META:
-                lines.extend(f.read_text(encoding="utf-8", errors="replace").splitlines())
-        out[f"{case.parent.name}/{case.name}"] = lines
+        out[f"{case.parent.name}/{case.name}"] = [
+            ln for f in bundle_files(case) for ln in f.read_text(encoding="utf-8", errors="replace").splitlines()]
     return out
 
 

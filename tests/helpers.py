@@ -60,6 +60,11 @@ def expected(case: Path) -> dict:
 CASE_META = ("expected.json", "SOURCE.md")
 
 
+def bundle_files(case: Path) -> list[Path]:
+    """The files of a case's bundle, sorted: everything below it but its metadata files."""
+    return sorted(f for f in case.rglob("*") if f.is_file() and f.name not in CASE_META)
+
+
 def bundle_copy(case: Path, dest: Path) -> Path:
     """The case's bundle without its metadata files (SOURCE.md quotes signatures)."""
     import shutil

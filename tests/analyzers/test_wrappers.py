@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from analyzers.engine import analyze_paths
-from tests.helpers import CASE_META, SEED_BUNDLES, runbook_metas
+from tests.helpers import SEED_BUNDLES, bundle_files, runbook_metas
 
 SEEDS = sorted(p for p in SEED_BUNDLES.iterdir() if (p / "expected.json").exists())
 WRAPPERS = ["", "prod2-logs/", "a/b/", "2024-03-08/", "flink-1.17.2/", "incident-42/2024-03-08/"]
@@ -21,9 +21,8 @@ def _tgz(seed: Path, dest: Path, wrapper: str) -> Path:
     """The seed's files as `tar czf` makes them from inside the seed (flat) or from above it."""
     out = dest / f"{seed.name}-{wrapper.replace('/', '_') or 'flat'}.tgz"
     with tarfile.open(out, "w:gz") as tf:
-        for f in sorted(seed.rglob("*")):
-            if f.is_file() and f.name not in CASE_META:
-                tf.add(f, arcname=wrapper + str(f.relative_to(seed)))
+        for f in bundle_files(seed):
+            tf.add(f, arcname=wrapper + str(f.relative_to(seed)))
     return out
 
 
@@ -68,10 +67,9 @@ def test_the_issue_example_gives_four_hosts_not_the_top_folder(tmp_path):
 def test_date_version_and_wrapper_folders_are_never_hosts_even_inside(folder, tmp_path):
     seed = SEED_BUNDLES / "000-flink-hdfs-openforwrite-after-soft-lockup"
     with tarfile.open(tmp_path / "b.tgz", "w:gz") as tf:
-        for f in sorted(seed.rglob("*")):
-            if f.is_file() and f.name not in CASE_META:
-                # host folder, then the date or version folder, then the file: the host stays
-                tf.add(f, arcname=str(f.relative_to(seed).parent / folder / f.name))
+        for f in bundle_files(seed):
+            # host folder, then the date or version folder, then the file: the host stays
+            tf.add(f, arcname=str(f.relative_to(seed).parent / folder / f.name))
     result = analyze_paths([str(tmp_path / "b.tgz")], runbook_metas())
     assert {f["host"] for f in result["files"]} == {"hadoop-080-037", "hadoop-081-159"}
 

@@ -9,7 +9,7 @@ import tarfile
 import pytest
 
 from tests.celery_harness import no_broker  # noqa: F401  (fixture)
-from tests.helpers import CASE_META, SEED_BUNDLES
+from tests.helpers import SEED_BUNDLES, bundle_files
 
 pytestmark = pytest.mark.django_db
 
@@ -71,7 +71,7 @@ def test_a_folder_dropped_on_the_api_keeps_its_hosts_and_drops_its_wrapper(
         client, alice, bundles, synced, no_broker, django_capture_on_commit_callbacks):
     from kb.services.tokens import token_create
 
-    files = sorted(f for f in SEED.rglob("*") if f.is_file() and f.name not in CASE_META)
+    files = bundle_files(SEED)
     body = {"file": [_named(f.name, f.read_bytes()) for f in files],
             "path": [f"prod2-logs/{f.relative_to(SEED)}" for f in files]}
     token = token_create(user=alice)[1]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import CASE_META, CASES, FIXTURES, provenance
+from tests.helpers import CASES, FIXTURES, bundle_files, provenance
 
 REPRODUCTIONS = sorted((FIXTURES / "reproductions").glob("*/reproduce.py"))
 NUMBER = re.compile(r"\d+")
@@ -36,7 +36,7 @@ def _case(script: Path) -> Path:
 
 def _lines(root: Path) -> dict[str, list[str]]:
     return {str(f.relative_to(root)): f.read_text(encoding="utf-8", errors="replace").splitlines()
-            for f in sorted(root.rglob("*")) if f.is_file() and f.name not in CASE_META}
+            for f in bundle_files(root)}
 
 
 def masked(line: str) -> str:
